@@ -1,0 +1,84 @@
+"""Device selection: CUDA, then Apple MPS, then the CPU, with a name a page can show."""
+
+from __future__ import annotations
+
+import platform
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+DEVICES = ("auto", "cuda", "mps", "cpu")
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """The device training runs on and how to describe it."""
+
+    device: torch.device
+    name: str  # "NVIDIA H100 80GB HBM3", "Apple GPU (MPS)", "Intel(R) Xeon(R) ..."
+    memory_gb: float | None  # total GPU memory on CUDA, else None
+    threads: int  # CPU threads torch uses for intra-op parallelism
+
+    @property
+    def kind(self) -> str:
+        return self.device.type
+
+    def describe(self) -> str:
+        """One line for a page: 'cuda: NVIDIA A100 (40.0 GB)' or 'cpu: ... (2 threads)'."""
+        memory = f", {self.memory_gb:.1f} GB" if self.memory_gb else ""
+        return f"{self.kind}: {self.name}{memory} · {self.threads} CPU thread{'s' * (self.threads != 1)}"
+
+
+def _mps_available() -> bool:
+    backend = getattr(torch.backends, "mps", None)
+    return bool(backend and backend.is_available())
+
+
+def available_devices() -> list[str]:
+    """The device kinds this machine can train on, best first."""
+    kinds = []
+    if torch.cuda.is_available():
+        kinds.append("cuda")
+    if _mps_available():
+        kinds.append("mps")
+    return [*kinds, "cpu"]
+
+
+def cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "CPU"
+
+
+def pick_device(request: str = "auto") -> DeviceInfo:
+    """Resolve 'auto' | 'cuda' | 'cuda:1' | 'mps' | 'cpu'; an unavailable device is a ValueError."""
+    kind = request.split(":")[0]
+    if kind not in DEVICES:
+        raise ValueError(f"Unknown device {request!r}; choose one of {', '.join(DEVICES)}.")
+    if kind == "auto":
+        kind = available_devices()[0]
+        request = kind
+    if kind not in available_devices():
+        raise ValueError(f"{kind.upper()} was asked for but is not available here; use 'auto' or 'cpu'.")
+    device = torch.device(request)
+    if device.type == "cuda":
+        index = device.index if device.index is not None else torch.cuda.current_device()
+        device = torch.device("cuda", index)
+        props = torch.cuda.get_device_properties(index)
+        return DeviceInfo(device, props.name, props.total_memory / 1e9, torch.get_num_threads())
+    if device.type == "mps":
+        return DeviceInfo(device, "Apple GPU (MPS)", None, torch.get_num_threads())
+    return DeviceInfo(device, cpu_name(), None, torch.get_num_threads())
+
+
+def synchronize(device: torch.device) -> None:
+    """Wait for queued kernels, so a timer measures work done rather than work launched."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    elif device.type == "mps":
+        torch.mps.synchronize()

@@ -1,0 +1,380 @@
+"""The same MLP with the math written out: forward, loss and backprop by hand, no autograd.
+
+Every operation is a small function below, written once for NumPy and once for PyTorch, so
+the page can show the exact code that produced each number. `forward_backward` runs them in
+order and records each intermediate as a named `Step` (`z1, a1, ..., probs, loss` forward;
+`Y, dz2, dW2, db2, da1, ...` backward), the names the seed notes and the page use.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import textwrap
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+import numpy as np
+import torch
+
+from mlp.model import ACTIVATIONS, LEAKY_SLOPE
+
+Array = Any  # np.ndarray or torch.Tensor; a call answers in the kind it was given
+GELU_C = math.sqrt(2.0 / math.pi)  # GELU's tanh form: 0.5 z (1 + tanh(c (z + 0.044715 z^3)))
+
+
+class NumpyOps:
+    """Each operation of the forward and backward pass, in NumPy."""
+
+    @staticmethod
+    def affine(a_prev, W, b):
+        return a_prev @ W + b  # (N, n_in) @ (n_in, n_out) + (n_out,) -> (N, n_out)
+
+    @staticmethod
+    def relu(z):
+        return np.maximum(z, 0)
+
+    @staticmethod
+    def relu_grad(z):
+        return (z > 0).astype(z.dtype)  # 1[z > 0]
+
+    @staticmethod
+    def leaky_relu(z):
+        return np.where(z > 0, z, LEAKY_SLOPE * z)
+
+    @staticmethod
+    def leaky_relu_grad(z):
+        return np.where(z > 0, 1.0, np.full_like(z, LEAKY_SLOPE))
+
+    @staticmethod
+    def tanh(z):
+        return np.tanh(z)
+
+    @staticmethod
+    def tanh_grad(z):
+        return 1 - np.tanh(z) ** 2
+
+    @staticmethod
+    def sigmoid(z):
+        return 0.5 * (1 + np.tanh(0.5 * z))  # = 1 / (1 + e^-z), without overflow
+
+    @staticmethod
+    def sigmoid_grad(z):
+        s = 0.5 * (1 + np.tanh(0.5 * z))
+        return s * (1 - s)
+
+    @staticmethod
+    def gelu(z):
+        return 0.5 * z * (1 + np.tanh(GELU_C * (z + 0.044715 * z**3)))
+
+    @staticmethod
+    def gelu_grad(z):
+        t = np.tanh(GELU_C * (z + 0.044715 * z**3))
+        return 0.5 * (1 + t) + 0.5 * z * (1 - t**2) * GELU_C * (1 + 3 * 0.044715 * z**2)
+
+    @staticmethod
+    def softmax(logits):
+        e = np.exp(logits - logits.max(axis=1, keepdims=True))  # shift: exp never overflows
+        return e / e.sum(axis=1, keepdims=True)  # (N, K), rows sum to 1
+
+    @staticmethod
+    def cross_entropy(logits, y):
+        shifted = logits - logits.max(axis=1, keepdims=True)
+        log_probs = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))  # log-softmax
+        return -log_probs[np.arange(len(y)), y].mean()  # mean over the batch of -log p[y]
+
+    @staticmethod
+    def one_hot(y, K, like):
+        Y = np.zeros_like(like)  # (N, K)
+        Y[np.arange(len(y)), y] = 1
+        return Y
+
+    @staticmethod
+    def dlogits(probs, Y):
+        return (probs - Y) / len(probs)  # (N, K): d(mean loss)/d logits
+
+    @staticmethod
+    def weight_grad(a_prev, dz):
+        return a_prev.T @ dz  # (n_in, N) @ (N, n_out) -> (n_in, n_out)
+
+    @staticmethod
+    def bias_grad(dz):
+        return dz.sum(axis=0)  # (N, n_out) -> (n_out,): the bias touched every row
+
+    @staticmethod
+    def input_grad(dz, W):
+        return dz @ W.T  # (N, n_out) @ (n_out, n_in) -> (N, n_in)
+
+    @staticmethod
+    def preact_grad(da, act_grad):
+        return da * act_grad  # (N, n) * (N, n): chain rule through the activation
+
+
+class TorchOps:
+    """Each operation of the forward and backward pass, in PyTorch (no autograd used)."""
+
+    @staticmethod
+    def affine(a_prev, W, b):
+        return a_prev @ W + b  # (N, n_in) @ (n_in, n_out) + (n_out,) -> (N, n_out)
+
+    @staticmethod
+    def relu(z):
+        return torch.clamp_min(z, 0)
+
+    @staticmethod
+    def relu_grad(z):
+        return (z > 0).to(z.dtype)  # 1[z > 0]
+
+    @staticmethod
+    def leaky_relu(z):
+        return torch.where(z > 0, z, LEAKY_SLOPE * z)
+
+    @staticmethod
+    def leaky_relu_grad(z):
+        return torch.where(z > 0, 1.0, torch.full_like(z, LEAKY_SLOPE))
+
+    @staticmethod
+    def tanh(z):
+        return torch.tanh(z)
+
+    @staticmethod
+    def tanh_grad(z):
+        return 1 - torch.tanh(z) ** 2
+
+    @staticmethod
+    def sigmoid(z):
+        return 0.5 * (1 + torch.tanh(0.5 * z))  # = 1 / (1 + e^-z), without overflow
+
+    @staticmethod
+    def sigmoid_grad(z):
+        s = 0.5 * (1 + torch.tanh(0.5 * z))
+        return s * (1 - s)
+
+    @staticmethod
+    def gelu(z):
+        return 0.5 * z * (1 + torch.tanh(GELU_C * (z + 0.044715 * z**3)))
+
+    @staticmethod
+    def gelu_grad(z):
+        t = torch.tanh(GELU_C * (z + 0.044715 * z**3))
+        return 0.5 * (1 + t) + 0.5 * z * (1 - t**2) * GELU_C * (1 + 3 * 0.044715 * z**2)
+
+    @staticmethod
+    def softmax(logits):
+        e = torch.exp(logits - logits.amax(dim=1, keepdim=True))  # shift: exp never overflows
+        return e / e.sum(dim=1, keepdim=True)  # (N, K), rows sum to 1
+
+    @staticmethod
+    def cross_entropy(logits, y):
+        shifted = logits - logits.amax(dim=1, keepdim=True)
+        log_probs = shifted - torch.log(torch.exp(shifted).sum(dim=1, keepdim=True))  # log-softmax
+        return -log_probs[torch.arange(len(y)), y].mean()  # mean over the batch of -log p[y]
+
+    @staticmethod
+    def one_hot(y, K, like):
+        Y = torch.zeros_like(like)  # (N, K)
+        Y[torch.arange(len(y)), y] = 1
+        return Y
+
+    @staticmethod
+    def dlogits(probs, Y):
+        return (probs - Y) / len(probs)  # (N, K): d(mean loss)/d logits
+
+    @staticmethod
+    def weight_grad(a_prev, dz):
+        return a_prev.T @ dz  # (n_in, N) @ (N, n_out) -> (n_in, n_out)
+
+    @staticmethod
+    def bias_grad(dz):
+        return dz.sum(dim=0)  # (N, n_out) -> (n_out,): the bias touched every row
+
+    @staticmethod
+    def input_grad(dz, W):
+        return dz @ W.T  # (N, n_out) @ (n_out, n_in) -> (N, n_in)
+
+    @staticmethod
+    def preact_grad(da, act_grad):
+        return da * act_grad  # (N, n) * (N, n): chain rule through the activation
+
+
+BACKENDS: dict[str, type] = {"numpy": NumpyOps, "torch": TorchOps}
+BACKWARD_OPS = ("one_hot", "dlogits", "weight_grad", "bias_grad", "input_grad", "preact_grad")
+
+ACTIVATION_TEX = {
+    "relu": r"\max(0, z)",
+    "leaky_relu": rf"\max({LEAKY_SLOPE}\,z,\ z)",
+    "gelu": r"\tfrac{1}{2} z \left(1 + \tanh\!\left(\sqrt{2/\pi}\,(z + 0.044715 z^3)\right)\right)",
+    "tanh": r"\tanh(z)",
+    "sigmoid": r"\sigma(z) = 1 / (1 + e^{-z})",
+}
+ACTIVATION_GRAD_TEX = {
+    "relu": r"\mathbb{1}[z > 0]",
+    "leaky_relu": rf"\mathbb{{1}}[z > 0] + {LEAKY_SLOPE}\,\mathbb{{1}}[z \le 0]",
+    "gelu": r"\mathrm{GELU}'(z)",
+    "tanh": r"1 - \tanh^2(z)",
+    "sigmoid": r"\sigma(z)\,(1 - \sigma(z))",
+}
+
+
+@dataclass(frozen=True)
+class Step:
+    """One named intermediate of the computation."""
+
+    name: str  # the variable, as in the notes: "z1", "a1", "probs", "loss", "dz2", "dW2", ...
+    phase: str  # "forward" or "backward"
+    op: str  # the function of NumpyOps / TorchOps that computed it
+    layer: int  # 1-based layer this step belongs to; 0 for softmax, loss and one-hot
+    formula: str  # LaTeX of what it computes
+    inputs: tuple[str, ...]  # names of its operands in ForwardBackward.tensors
+    value: Array = field(repr=False)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(np.shape(self.value))
+
+
+@dataclass
+class ForwardBackward:
+    """Everything one forward and backward pass computed."""
+
+    loss: float  # mean cross-entropy over the batch
+    probs: Array  # (N, K) softmax probabilities
+    grads: list[tuple[Array, Array]]  # [(dW, db)], each with its parameter's shape
+    steps: list[Step]  # forward then backward, in the order they ran
+    tensors: dict[str, Array]  # every named tensor: X, y, W1, b1, z1, ..., db1
+    backend: str  # "numpy" or "torch"
+
+    def step(self, name: str) -> Step:
+        """The step that computed `name`."""
+        for s in self.steps:
+            if s.name == name:
+                return s
+        raise KeyError(f"No step named {name!r}; steps are {[s.name for s in self.steps]}.")
+
+
+def backend_of(x: Array) -> str:
+    """'torch' for a tensor, 'numpy' for anything array-like."""
+    return "torch" if torch.is_tensor(x) else "numpy"
+
+
+@cache
+def op_source(backend: str, op: str) -> str:
+    """The source of one operation, as it runs: what the page shows beside the numbers."""
+    fn = getattr(BACKENDS[backend], op)
+    lines = inspect.getsource(fn).splitlines()
+    start = next(i for i, line in enumerate(lines) if line.lstrip().startswith("def "))
+    return textwrap.dedent("\n".join(lines[start:]))
+
+
+def _check_inputs(params: Sequence[tuple[Array, Array]], X: Array, y: Array) -> None:
+    if len(params) == 0:
+        raise ValueError("params is empty: a network needs at least one (W, b) layer.")
+    if len(np.shape(X)) != 2:
+        raise ValueError(f"X must be 2-D (N, d_in); got shape {tuple(np.shape(X))}.")
+    n, width = np.shape(X)
+    if np.shape(y) != (n,):
+        raise ValueError(f"y must hold one label per row of X, shape ({n},); got {tuple(np.shape(y))}.")
+    for l, (W, b) in enumerate(params, start=1):
+        if len(np.shape(W)) != 2 or np.shape(W)[0] != width or np.shape(b) != (np.shape(W)[1],):
+            raise ValueError(
+                f"Layer {l}: W must be ({width}, n_out) and b (n_out,); "
+                f"got W {tuple(np.shape(W))}, b {tuple(np.shape(b))}."
+            )
+        width = np.shape(W)[1]
+    labels = y.cpu().numpy() if torch.is_tensor(y) else np.asarray(y)
+    if n and (labels.min() < 0 or labels.max() >= width):
+        raise ValueError(f"Labels must be integers in [0, {width - 1}] for K = {width} classes.")
+
+
+def _tex(name: str) -> str:
+    """'dW2' -> 'dW_{2}', 'X' -> 'X'."""
+    stem = name.rstrip("0123456789")
+    return f"{stem}_{{{name[len(stem) :]}}}" if stem != name else name
+
+
+def formula(name: str, op: str, inputs: Sequence[str], activation: str) -> str:
+    """LaTeX for the step `name` = op(inputs)."""
+    out, ins = _tex(name), [_tex(i) for i in inputs]
+    if op == "affine":
+        return rf"{out} = {ins[0]} {ins[1]} + {ins[2]}"
+    if op in ACTIVATIONS:
+        return rf"{out} = f({ins[0]}),\quad f(z) = {ACTIVATION_TEX[activation]}"
+    if op == "softmax":
+        return r"P_{ik} = \frac{e^{z_{ik} - \max_j z_{ij}}}{\sum_j e^{z_{ij} - \max_j z_{ij}}}"
+    if op == "cross_entropy":
+        return r"\mathcal{L} = -\frac{1}{N} \sum_{i=1}^{N} \log P_{i, y_i}"
+    if op == "one_hot":
+        return r"Y_{ik} = \mathbb{1}[y_i = k]"
+    if op == "dlogits":
+        return rf"{out} = \frac{{P - Y}}{{N}}"
+    if op == "weight_grad":
+        return rf"{out} = {ins[0]}^\top {ins[1]}"
+    if op == "bias_grad":
+        return rf"{out} = \mathbf{{1}}^\top {ins[0]} = \textstyle\sum_i {ins[0]}[i, :]"
+    if op == "input_grad":
+        return rf"{out} = {ins[0]}\, {ins[1]}^\top"
+    if op == "preact_grad":
+        return rf"{out} = {ins[0]} \odot f'({ins[1]}),\quad f'(z) = {ACTIVATION_GRAD_TEX[activation]}"
+    raise ValueError(f"No formula for op {op!r}.")
+
+
+def forward_backward(
+    params: Sequence[tuple[Array, Array]],
+    X: Array,
+    y: Array,
+    activation: str = "relu",
+) -> ForwardBackward:
+    """Forward pass, softmax cross-entropy loss and backprop for [(W, b)] with W (in, out)."""
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"Unknown activation {activation!r}; choose one of {', '.join(ACTIVATIONS)}.")
+    _check_inputs(params, X, y)
+    backend = backend_of(X)
+    ops = BACKENDS[backend]
+    act, act_grad = getattr(ops, activation), getattr(ops, f"{activation}_grad")
+    L = len(params)
+    steps: list[Step] = []
+    tensors: dict[str, Array] = {"X": X, "y": y}
+    for l, (W, b) in enumerate(params, start=1):
+        tensors[f"W{l}"], tensors[f"b{l}"] = W, b
+
+    def record(name: str, op: str, layer: int, inputs: Sequence[str], value: Array) -> Array:
+        phase = "backward" if op in BACKWARD_OPS else "forward"
+        steps.append(
+            Step(name, phase, op, layer, formula(name, op, inputs, activation), tuple(inputs), value)
+        )
+        tensors[name] = value
+        return value
+
+    def a(l: int) -> str:  # the name of layer l's input; a0 is the batch X
+        return "X" if l == 0 else f"a{l}"
+
+    # Forward: z_l = a_{l-1} W_l + b_l, then a_l = f(z_l) for hidden layers; z_L are the logits.
+    h = X
+    for l, (W, b) in enumerate(params, start=1):
+        z = record(f"z{l}", "affine", l, [a(l - 1), f"W{l}", f"b{l}"], ops.affine(h, W, b))
+        if l < L:
+            h = record(a(l), activation, l, [f"z{l}"], act(z))
+    probs = record("probs", "softmax", 0, [f"z{L}"], ops.softmax(z))
+    loss = record("loss", "cross_entropy", 0, [f"z{L}", "y"], ops.cross_entropy(z, y))
+
+    # Backward: dz_L = (P - Y) / N, then per layer dW = a^T dz, db = 1^T dz, da = dz W^T,
+    # and dz of the layer below = da * f'(z).
+    Y = record("Y", "one_hot", 0, ["y"], ops.one_hot(y, np.shape(probs)[1], probs))
+    dz = record(f"dz{L}", "dlogits", L, ["probs", "Y"], ops.dlogits(probs, Y))
+    grads: list[tuple[Array, Array]] = []
+    for l in range(L, 0, -1):
+        dW = record(f"dW{l}", "weight_grad", l, [a(l - 1), f"dz{l}"], ops.weight_grad(tensors[a(l - 1)], dz))
+        db = record(f"db{l}", "bias_grad", l, [f"dz{l}"], ops.bias_grad(dz))
+        grads.insert(0, (dW, db))
+        if l > 1:
+            da = record(
+                f"da{l - 1}", "input_grad", l, [f"dz{l}", f"W{l}"], ops.input_grad(dz, params[l - 1][0])
+            )
+            f_prime = act_grad(tensors[f"z{l - 1}"])
+            dz = record(
+                f"dz{l - 1}", "preact_grad", l - 1, [f"da{l - 1}", f"z{l - 1}"], ops.preact_grad(da, f_prime)
+            )
+
+    return ForwardBackward(float(loss), probs, grads, steps, tensors, backend)

@@ -1,0 +1,516 @@
+"""One training engine for every page: a typed config, a step-at-a-time Trainer, and `fit`.
+
+The hot loop keeps the data on the device (uint8 images stay uint8 and are scaled per batch),
+draws batches by slicing a random permutation, and accumulates loss and accuracy on the
+device: it touches the host only at a report (every `report_every` steps) or an epoch's end.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from mlp.device import DeviceInfo, pick_device, synchronize
+
+OPTIMIZERS = ("sgd", "momentum", "nesterov", "adam", "adamw")
+SCHEDULERS = ("none", "step", "cosine")
+STATUSES = ("ready", "running", "done", "stopped", "diverged")
+
+
+@dataclass
+class TrainConfig:
+    """How to train: optimizer, schedule, regularisation, batches, seed and device."""
+
+    optimizer: str = "adam"  # one of OPTIMIZERS
+    lr: float = 1e-3  # peak learning rate
+    batch_size: int = 128  # examples per step; >= the data size means full batch
+    epochs: int = 5  # passes over the training set (also the schedule's horizon)
+    weight_decay: float = 0.0  # on weights, not biases; decoupled for adamw, L2 otherwise
+    momentum: float = 0.9  # for "momentum" and "nesterov"
+    scheduler: str = "none"  # one of SCHEDULERS
+    warmup_epochs: float = 0.0  # linear warmup from ~0 to lr, for any scheduler
+    step_epochs: float = 1.0  # "step": multiply the lr by gamma every this many epochs
+    gamma: float = 0.1  # "step": the factor
+    min_lr_ratio: float = 0.0  # "cosine": the floor, as a fraction of lr
+    grad_clip: float = 0.0  # max global gradient norm; 0 turns clipping off
+    seed: int = 0  # batch order and dropout masks
+    device: str = "auto"  # "auto" (CUDA, then MPS, then CPU), "cuda", "mps" or "cpu"
+    report_every: int = 50  # steps between reports to the callback (each one syncs once)
+
+    def __post_init__(self) -> None:
+        if self.optimizer not in OPTIMIZERS:
+            raise ValueError(f"Unknown optimizer {self.optimizer!r}; choose one of {', '.join(OPTIMIZERS)}.")
+        if self.scheduler not in SCHEDULERS:
+            raise ValueError(f"Unknown scheduler {self.scheduler!r}; choose one of {', '.join(SCHEDULERS)}.")
+        checks = [
+            (self.lr > 0 and math.isfinite(self.lr), f"lr must be a positive number; got {self.lr}."),
+            (self.batch_size >= 1, f"batch_size must be at least 1; got {self.batch_size}."),
+            (self.epochs >= 1, f"epochs must be at least 1; got {self.epochs}."),
+            (self.weight_decay >= 0, f"weight_decay must be >= 0; got {self.weight_decay}."),
+            (0 <= self.momentum < 1, f"momentum must be in [0, 1); got {self.momentum}."),
+            (self.warmup_epochs >= 0, f"warmup_epochs must be >= 0; got {self.warmup_epochs}."),
+            (self.step_epochs > 0, f"step_epochs must be > 0; got {self.step_epochs}."),
+            (0 < self.gamma <= 1, f"gamma must be in (0, 1]; got {self.gamma}."),
+            (0 <= self.min_lr_ratio <= 1, f"min_lr_ratio must be in [0, 1]; got {self.min_lr_ratio}."),
+            (self.grad_clip >= 0, f"grad_clip must be >= 0 (0 = off); got {self.grad_clip}."),
+            (self.report_every >= 1, f"report_every must be at least 1; got {self.report_every}."),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise ValueError(message)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def lr_factor(step: int, cfg: TrainConfig, steps_per_epoch: int) -> float:
+    """The multiplier on cfg.lr before optimizer step `step` (0-based).
+
+    One closed form for LambdaLR: warmup composes with either schedule, and the factor stays
+    at its floor past the horizon (CosineAnnealingLR would climb back up).
+    """
+    warmup = round(cfg.warmup_epochs * steps_per_epoch)
+    if step < warmup:
+        return (step + 1) / (warmup + 1)
+    if cfg.scheduler == "step":
+        return cfg.gamma ** math.floor(step / max(1, round(cfg.step_epochs * steps_per_epoch)))
+    if cfg.scheduler == "cosine":
+        horizon = max(1, cfg.epochs * steps_per_epoch - warmup)
+        progress = min(1.0, (step - warmup) / horizon)
+        return cfg.min_lr_ratio + (1 - cfg.min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * progress))
+    return 1.0
+
+
+def make_optimizer(model: nn.Module, cfg: TrainConfig, device: torch.device) -> torch.optim.Optimizer:
+    """torch.optim's optimizer for cfg; decay on weights only; fused kernels where supported."""
+    decay = [p for p in model.parameters() if p.ndim >= 2]
+    no_decay = [p for p in model.parameters() if p.ndim < 2]
+    groups = [
+        {"params": decay, "weight_decay": cfg.weight_decay},
+        {"params": no_decay, "weight_decay": 0.0},
+    ]
+    # Fused single-kernel steps: about 2.5x faster than the default on CPU, fewer launches on GPU.
+    fused = {"fused": True} if device.type in ("cpu", "cuda", "mps") else {}
+    if cfg.optimizer in ("sgd", "momentum", "nesterov"):
+        momentum = 0.0 if cfg.optimizer == "sgd" else cfg.momentum
+        nesterov = cfg.optimizer == "nesterov"
+        return torch.optim.SGD(groups, lr=cfg.lr, momentum=momentum, nesterov=nesterov, **fused)
+    cls = torch.optim.Adam if cfg.optimizer == "adam" else torch.optim.AdamW
+    return cls(groups, lr=cfg.lr, **fused)
+
+
+@dataclass
+class EpochRecord:
+    """What one epoch did."""
+
+    epoch: int  # 1-based
+    step: int  # optimizer steps so far
+    train_loss: float  # mean over the epoch's batches, weighted by batch size
+    train_acc: float
+    val_loss: float | None
+    val_acc: float | None
+    lr: float  # at the end of the epoch
+    seconds: float  # wall time of the epoch (evaluation included)
+    samples_per_sec: float  # training examples per second of the epoch
+
+
+@dataclass
+class Progress:
+    """A report during training: what the callback sees and live curves plot."""
+
+    epoch: float  # fractional epochs done, e.g. 2.35
+    step: int
+    total_steps: int
+    train_loss: float  # mean since the previous report
+    train_acc: float
+    lr: float
+    samples_per_sec: float
+    elapsed: float  # seconds of training so far
+    eta: float  # seconds left at the current pace
+    val_loss: float | None = None  # only at the end of an epoch
+    val_acc: float | None = None
+
+    @property
+    def fraction(self) -> float:
+        return min(1.0, self.step / self.total_steps) if self.total_steps else 1.0
+
+
+@dataclass
+class History:
+    """Per-epoch records and the reports between them."""
+
+    epochs: list[EpochRecord] = field(default_factory=list)
+    reports: list[Progress] = field(default_factory=list)
+
+    def to_frame(self):
+        """The epochs as a pandas DataFrame, one row per epoch."""
+        import pandas as pd
+
+        columns = list(EpochRecord.__dataclass_fields__)
+        return pd.DataFrame([asdict(r) for r in self.epochs], columns=columns)
+
+    def reports_frame(self):
+        import pandas as pd
+
+        columns = [*Progress.__dataclass_fields__]
+        return pd.DataFrame([asdict(r) for r in self.reports], columns=columns)
+
+    def __len__(self) -> int:
+        return len(self.epochs)
+
+
+Callback = Callable[[Progress], "bool | None"]  # return True to stop training
+
+
+def as_tensor(x: Any) -> torch.Tensor:
+    """A tensor sharing memory with `x` where possible (the engine only reads its data)."""
+    if torch.is_tensor(x):
+        return x
+    array = np.asarray(x)
+    with warnings.catch_warnings():  # read-only arrays (the shared MNIST cache) are fine to read
+        warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
+        return torch.as_tensor(array)
+
+
+def prepare_inputs(x: torch.Tensor, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """A batch as the model eats it: uint8 pixels scaled to [0, 1], images flattened to rows."""
+    if x.dtype == torch.uint8:
+        x = x.to(dtype) / 255.0
+    elif x.dtype != dtype:
+        x = x.to(dtype)
+    return x.flatten(1) if x.ndim > 2 else x
+
+
+@torch.inference_mode()
+def predict_proba(model: nn.Module, X: Any, batch_size: int = 8192) -> torch.Tensor:
+    """Softmax probabilities (N, K) on the model's device, in eval mode, in chunks."""
+    param = next(model.parameters())
+    X = as_tensor(X)
+    was_training = model.training
+    model.eval()
+    try:
+        chunks = [
+            torch.softmax(model(prepare_inputs(X[i : i + batch_size].to(param.device), param.dtype)), dim=1)
+            for i in range(0, len(X), batch_size)
+        ]
+    finally:
+        model.train(was_training)
+    return torch.cat(chunks) if chunks else torch.empty(0, device=param.device)
+
+
+@torch.inference_mode()
+def evaluate(model: nn.Module, X: Any, y: Any, batch_size: int = 8192) -> tuple[float, float]:
+    """Mean cross-entropy and accuracy of `model` on (X, y), in eval mode."""
+    param = next(model.parameters())
+    X, y = as_tensor(X), as_tensor(y)
+    was_training = model.training
+    model.eval()
+    loss_sum = torch.zeros((), device=param.device, dtype=torch.float64)
+    correct = torch.zeros((), device=param.device, dtype=torch.int64)
+    try:
+        for i in range(0, len(X), batch_size):
+            xb = prepare_inputs(X[i : i + batch_size].to(param.device), param.dtype)
+            yb = y[i : i + batch_size].to(param.device)
+            logits = model(xb)
+            loss_sum += F.cross_entropy(logits, yb, reduction="sum").double()
+            correct += (logits.argmax(1) == yb).sum()
+    finally:
+        model.train(was_training)
+    n = max(1, len(X))
+    return loss_sum.item() / n, correct.item() / n
+
+
+def _copy_all(dst: list[torch.Tensor], src: list[torch.Tensor]) -> None:
+    for d, s in zip(dst, src, strict=True):
+        d.copy_(s)
+
+
+class Trainer:
+    """Trains a model step by step: `step()`, `run_steps(n)`, `run_epoch()` or `fit()`."""
+
+    def __init__(
+        self,
+        model: nn.Module,
+        train: tuple[Any, Any],
+        val: tuple[Any, Any] | None = None,
+        cfg: TrainConfig | None = None,
+    ) -> None:
+        self.cfg = cfg = cfg or TrainConfig()
+        self.device_info: DeviceInfo = pick_device(cfg.device)
+        device = self.device = self.device_info.device
+        self.model = model.to(device)
+        self.dtype = next(model.parameters()).dtype
+        # The data moves to the device once; uint8 images stay uint8 there (4x less memory).
+        self.X, self.y = (as_tensor(t).to(device) for t in train)
+        self.y = self.y.long()
+        if len(self.X) == 0 or len(self.X) != len(self.y):
+            raise ValueError(
+                f"Training data needs matching, non-empty X and y; got {len(self.X)} and {len(self.y)}."
+            )
+        self.val = None if val is None else tuple(as_tensor(t).to(device) for t in val)
+        self.n = len(self.y)
+        self.batch_size = min(cfg.batch_size, self.n)
+        self.steps_per_epoch = math.ceil(self.n / self.batch_size)
+        self.total_steps = cfg.epochs * self.steps_per_epoch
+        self.optimizer = make_optimizer(self.model, cfg, device)
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
+            self.optimizer, lambda step: lr_factor(step, cfg, self.steps_per_epoch)
+        )
+        self.params = [p for p in self.model.parameters()]
+        self.generator = torch.Generator().manual_seed(cfg.seed)  # batch order
+        self._rng_states: tuple[torch.Tensor, torch.Tensor | None] | None = None  # dropout masks
+        self.step_count = 0
+        self.epoch = 0  # completed epochs
+        self.status = "ready"
+        self.message = ""
+        self.history = History()
+        self._perm: torch.Tensor | None = None
+        self._pos = 0
+        # Weights that gave a finite loss, and those of the last sync, still to be confirmed.
+        self._checked = [p.detach().clone() for p in self.params]
+        self._pending = [p.detach().clone() for p in self.params]
+        self._reset_accumulators()
+        # Busy time only: the pauses between a page's frames are not training time.
+        self._clock = 0.0
+        self._elapsed = self._report_time = self._epoch_time = 0.0
+
+    # --- state ---------------------------------------------------------------------------
+
+    @property
+    def lr(self) -> float:
+        return self.optimizer.param_groups[0]["lr"]
+
+    @property
+    def finished(self) -> bool:
+        return self.status in ("done", "stopped", "diverged")
+
+    @property
+    def epoch_progress(self) -> float:
+        """Fractional epochs done, e.g. 2.35."""
+        return self.step_count / self.steps_per_epoch
+
+    def _reset_accumulators(self) -> None:
+        device = self.device
+        self._loss_sum = torch.zeros((), device=device, dtype=torch.float64)
+        self._correct = torch.zeros((), device=device, dtype=torch.int64)
+        self._nonfinite = torch.zeros((), device=device, dtype=torch.bool)
+        self._seen = 0
+        self._report_loss = torch.zeros((), device=device, dtype=torch.float64)
+        self._report_correct = torch.zeros((), device=device, dtype=torch.int64)
+        self._report_seen = 0
+
+    @contextmanager
+    def _own_rng(self) -> Iterator[None]:
+        """Dropout draws from torch's global RNG; give this run its own, seeded stream."""
+        device_module = torch.get_device_module(self.device) if self.device.type != "cpu" else None
+        saved_cpu = torch.get_rng_state()
+        saved_dev = device_module.get_rng_state() if device_module else None
+        try:
+            if self._rng_states is None:
+                torch.manual_seed(self.cfg.seed)
+            else:
+                torch.set_rng_state(self._rng_states[0])
+                if device_module:
+                    device_module.set_rng_state(self._rng_states[1])
+            yield
+        finally:
+            self._rng_states = (
+                torch.get_rng_state(),
+                device_module.get_rng_state() if device_module else None,
+            )
+            torch.set_rng_state(saved_cpu)
+            if device_module:
+                device_module.set_rng_state(saved_dev)
+
+    # --- the hot loop --------------------------------------------------------------------
+
+    def _next_batch(self) -> tuple[torch.Tensor, torch.Tensor]:
+        if self.batch_size >= self.n:  # full batch: no gather needed
+            self._pos = self.n
+            return self.X, self.y
+        if self._perm is None or self._pos >= self.n:
+            self._perm = torch.randperm(self.n, generator=self.generator).to(self.device, non_blocking=True)
+            self._pos = 0
+        idx = self._perm[self._pos : self._pos + self.batch_size]
+        self._pos += self.batch_size
+        return self.X[idx], self.y[idx]
+
+    def _train_step(self, xb: torch.Tensor, yb: torch.Tensor) -> None:
+        logits = self.model(prepare_inputs(xb, self.dtype))
+        loss = F.cross_entropy(logits, yb)
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if self.cfg.grad_clip > 0:
+            nn.utils.clip_grad_norm_(self.params, self.cfg.grad_clip, foreach=True)
+        self.optimizer.step()
+        self.scheduler.step()
+        with torch.no_grad():  # stays on the device: no .item() per step
+            batch_loss = loss.detach().double() * len(yb)
+            batch_correct = (logits.argmax(1) == yb).sum()
+            self._loss_sum += batch_loss
+            self._correct += batch_correct
+            self._report_loss += batch_loss
+            self._report_correct += batch_correct
+            self._nonfinite |= ~torch.isfinite(loss)
+        self._seen += len(yb)
+        self._report_seen += len(yb)
+
+    def step(self) -> None:
+        """One optimizer step on the next batch (closing the epoch when it is the last)."""
+        self.run_steps(1)
+
+    def run_steps(self, n: int, callback: Callback | None = None) -> None:
+        """Up to n optimizer steps; stops early at the end of training or on divergence."""
+        if self.finished:
+            return
+        self.status = "running"
+        self.model.train()
+        self._clock = time.perf_counter()
+        with self._own_rng():
+            for _ in range(n):
+                self._train_step(*self._next_batch())
+                self.step_count += 1
+                end_of_epoch = self._pos >= self.n
+                report = end_of_epoch or self.step_count % self.cfg.report_every == 0
+                if report and self._sync(end_of_epoch, callback):
+                    break
+        self._tick()
+        if self.status == "running" and self.step_count >= self.total_steps:
+            self.status = "done"
+
+    def run_epoch(self, callback: Callback | None = None) -> EpochRecord | None:
+        """Train to the end of the current epoch; returns its record (None if it didn't finish)."""
+        done = len(self.history.epochs)
+        self.run_steps(self.steps_per_epoch - (self.step_count % self.steps_per_epoch), callback)
+        return self.history.epochs[-1] if len(self.history.epochs) > done else None
+
+    def fit(self, callback: Callback | None = None) -> History:
+        """Train for cfg.epochs (or until the callback says stop, or the loss diverges)."""
+        self.run_steps(self.total_steps - self.step_count, callback)
+        return self.history
+
+    def stop(self, reason: str = "Stopped.") -> None:
+        """Mark training as stopped, keeping the model as trained so far."""
+        if not self.finished:
+            self.status, self.message = "stopped", reason
+
+    # --- sync points ---------------------------------------------------------------------
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        dt, self._clock = now - self._clock, now
+        self._elapsed += dt
+        self._report_time += dt
+        self._epoch_time += dt
+
+    def _weights_finite(self) -> bool:
+        return bool(torch.stack([torch.isfinite(p).all() for p in self.params]).all())
+
+    def _sync(self, end_of_epoch: bool, callback: Callback | None) -> bool:
+        """Read the device once: check for divergence, report, close the epoch. True = stop."""
+        synchronize(self.device)
+        self._tick()
+        train_time = self._epoch_time
+        val = None
+        diverged = bool(self._nonfinite) or not self._weights_finite()
+        if not diverged and end_of_epoch and self.val is not None and len(self.val[0]):
+            val = evaluate(self.model, *self.val)
+            self.model.train()
+            diverged = not all(math.isfinite(v) for v in val)
+        if diverged:
+            self._restore_checked_weights()
+            return True
+        self._remember_weights(checked=val is not None)
+
+        report_time, self._report_time = max(self._report_time, 1e-9), 0.0
+        seen = max(1, self._report_seen)
+        rate = self._report_seen / report_time
+        progress = Progress(
+            epoch=self.epoch_progress,
+            step=self.step_count,
+            total_steps=self.total_steps,
+            train_loss=self._report_loss.item() / seen,
+            train_acc=self._report_correct.item() / seen,
+            lr=self.lr,
+            samples_per_sec=rate,
+            elapsed=self._elapsed,
+            eta=(self.total_steps - self.step_count) * self.batch_size / max(rate, 1e-9),
+            val_loss=val[0] if val else None,
+            val_acc=val[1] if val else None,
+        )
+        self._report_loss.zero_()
+        self._report_correct.zero_()
+        self._report_seen = 0
+
+        if end_of_epoch:
+            self._close_epoch(progress, train_time)
+        self.history.reports.append(progress)
+        if callback is not None and callback(progress):
+            self.stop("Stopped by request.")
+            return True
+        return False
+
+    def _remember_weights(self, checked: bool) -> None:
+        """Every loss since the last sync was finite, so the weights of that sync were sound.
+
+        The current weights are only known finite: they become the checked copy once the next
+        window's losses (or, at an epoch's end, the validation loss) come out finite.
+        """
+        with torch.no_grad():
+            self._checked, self._pending = self._pending, self._checked
+            _copy_all(self._pending, self.params)
+            if checked:
+                _copy_all(self._checked, self.params)
+
+    def _restore_checked_weights(self) -> None:
+        with torch.no_grad():
+            _copy_all(self.params, self._checked)
+        self.status = "diverged"
+        self.message = (
+            f"The loss became NaN or infinite by step {self.step_count} (lr = {self.lr:.3g}). "
+            "Training paused with the last weights that gave a finite loss; try a lower "
+            "learning rate, gradient clipping, or reset."
+        )
+
+    def _close_epoch(self, progress: Progress, train_time: float) -> None:
+        self.epoch += 1
+        self._tick()  # the epoch's time includes its evaluation
+        seen = max(1, self._seen)
+        self.history.epochs.append(
+            EpochRecord(
+                epoch=self.epoch,
+                step=self.step_count,
+                train_loss=self._loss_sum.item() / seen,
+                train_acc=self._correct.item() / seen,
+                val_loss=progress.val_loss,
+                val_acc=progress.val_acc,
+                lr=self.lr,
+                seconds=self._epoch_time,
+                samples_per_sec=self._seen / max(train_time, 1e-9),
+            )
+        )
+        self._loss_sum.zero_()
+        self._correct.zero_()
+        self._seen = 0
+        self._epoch_time = 0.0
+
+
+def fit(
+    model: nn.Module,
+    train: tuple[Any, Any],
+    val: tuple[Any, Any] | None = None,
+    cfg: TrainConfig | None = None,
+    callback: Callback | None = None,
+) -> History:
+    """Train `model` on (X, y) pairs with cfg; returns the history. The model trains in place."""
+    return Trainer(model, train, val, cfg).fit(callback)
