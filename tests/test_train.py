@@ -1,0 +1,180 @@
+"""mlp.train: the engine learns, reproduces, schedules, clips, stops and survives divergence."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from mlp.data import load_sample, make_2d, split
+from mlp.device import available_devices, pick_device
+from mlp.model import MLP
+from mlp.train import OPTIMIZERS, TrainConfig, Trainer, evaluate, fit, lr_factor, predict_proba
+
+
+def toy(kind="moons", n=1000, classes=2, seed=0, noise=0.1):
+    X, y = make_2d(kind, n, noise=noise, classes=classes, seed=seed)
+    return split(X, y, 0.2, seed=seed)
+
+
+def state(model):
+    return [p.detach().clone() for p in model.parameters()]
+
+
+@pytest.mark.parametrize("kind", ["xor", "moons"])
+def test_fit_learns_xor_and_moons(kind):
+    train, val = toy(kind)
+    model = MLP(2, [16, 16], 2, seed=0)
+    history = fit(model, train, val, TrainConfig(optimizer="adam", lr=0.01, batch_size=32, epochs=40))
+    assert history.epochs[-1].val_acc >= 0.97
+    assert history.epochs[-1].train_loss < history.epochs[0].train_loss / 3
+    assert evaluate(model, *val)[1] == history.epochs[-1].val_acc
+
+
+@pytest.mark.parametrize("dropout", [0.0, 0.2])
+def test_same_seed_is_bit_for_bit_reproducible(dropout):
+    train, val = toy("spiral", 400, classes=3)
+    cfg = TrainConfig(optimizer="adamw", lr=0.01, batch_size=32, epochs=3, weight_decay=0.01, seed=4)
+
+    def run(seed_cfg):
+        model = MLP(2, [32, 32], 3, dropout=dropout, seed=1)
+        history = fit(model, train, val, seed_cfg)
+        return state(model), [r.train_loss for r in history.epochs]
+
+    torch.manual_seed(0)
+    expected_global = torch.rand(2)
+    torch.manual_seed(0)
+    w1, l1 = run(cfg)
+    assert torch.equal(torch.rand(2), expected_global)  # training left the global RNG alone
+    w2, l2 = run(cfg)
+    w3, _ = run(TrainConfig(**(cfg.to_dict() | {"seed": 5})))
+    assert l1 == l2 and all(torch.equal(a, b) for a, b in zip(w1, w2, strict=True))
+    assert not all(torch.equal(a, b) for a, b in zip(w1, w3, strict=True))
+
+
+@pytest.mark.parametrize("optimizer", OPTIMIZERS)
+def test_every_optimizer_reduces_the_loss(optimizer):
+    train, val = toy("blobs", 400, classes=3)
+    lr = 0.1 if optimizer in ("sgd", "momentum", "nesterov") else 0.01
+    model = MLP(2, [16], 3, seed=0)
+    before = evaluate(model, *train)[0]
+    fit(model, train, val, TrainConfig(optimizer=optimizer, lr=lr, batch_size=50, epochs=5))
+    assert evaluate(model, *train)[0] < 0.5 * before
+
+
+def test_lr_schedules_follow_their_formulas():
+    cfg = TrainConfig(scheduler="cosine", warmup_epochs=1, epochs=5, min_lr_ratio=0.1)
+    factors = [lr_factor(s, cfg, steps_per_epoch=10) for s in range(80)]
+    assert factors[0] == pytest.approx(1 / 11) and factors[9] == pytest.approx(10 / 11)
+    assert factors[10] == pytest.approx(1.0)  # warmup ends at the peak
+    assert factors[30] == pytest.approx(0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * 0.5)))
+    assert factors[50] == pytest.approx(0.1) and factors[79] == pytest.approx(0.1)  # stays at the floor
+    step = TrainConfig(scheduler="step", step_epochs=2, gamma=0.5)
+    assert [lr_factor(s, step, 10) for s in (0, 19, 20, 40)] == [1.0, 1.0, 0.5, 0.25]
+    assert lr_factor(1000, TrainConfig(), 10) == 1.0
+
+
+def test_the_optimizer_sees_the_scheduled_lr():
+    train, _ = toy("blobs", 200)
+    cfg = TrainConfig(optimizer="sgd", lr=0.5, batch_size=40, epochs=4, scheduler="cosine", warmup_epochs=1)
+    trainer = Trainer(MLP(2, [8], 2), train, cfg=cfg)
+    seen = []
+    for _ in range(trainer.total_steps):
+        seen.append(trainer.lr)
+        trainer.step()
+    expected = [0.5 * lr_factor(s, cfg, trainer.steps_per_epoch) for s in range(trainer.total_steps)]
+    assert seen == pytest.approx(expected)
+
+
+def test_divergence_stops_cleanly_and_keeps_the_last_finite_weights():
+    train, val = toy("moons")
+    model = MLP(2, [64, 64], 2, init="normal", seed=0)
+    cfg = TrainConfig(optimizer="sgd", lr=1e6, batch_size=800, epochs=50, report_every=1)
+    trainer = Trainer(model, train, val, cfg)
+    trainer.fit()
+    assert trainer.status == "diverged" and trainer.step_count < trainer.total_steps
+    assert "NaN or infinite" in trainer.message and "lower learning rate" in trainer.message
+    assert all(torch.isfinite(p).all() for p in model.parameters())
+    assert np.isfinite(evaluate(model, *val)[0])  # the model left on screen still computes
+    assert np.isfinite(evaluate(model, *train)[0])
+    trainer.step()  # a finished trainer ignores further steps rather than crashing
+    assert trainer.status == "diverged"
+
+
+def test_callback_can_stop_within_an_epoch():
+    data = load_sample()
+    cfg = TrainConfig(batch_size=64, epochs=3, report_every=10)
+    trainer = Trainer(MLP(784, [32], 10), (data.x_train, data.y_train), cfg=cfg)
+    calls = []
+
+    def callback(progress):
+        calls.append(progress)
+        return len(calls) == 3
+
+    trainer.fit(callback)
+    assert trainer.status == "stopped" and trainer.step_count == 30
+    assert trainer.step_count < trainer.steps_per_epoch  # stopped inside the first epoch
+    assert [p.step for p in calls] == [10, 20, 30] and 0 < calls[-1].fraction < 1
+    assert all(p.samples_per_sec > 0 and p.eta > 0 for p in calls)
+
+
+def test_uint8_images_train_and_run_epoch_reports_an_epoch():
+    data = load_sample()
+    cfg = TrainConfig(optimizer="adam", lr=2e-3, batch_size=128, epochs=2)
+    model = MLP(784, [64], 10, seed=0)
+    trainer = Trainer(model, (data.x_train, data.y_train), (data.x_test, data.y_test), cfg)
+    assert trainer.X.dtype == torch.uint8  # kept as bytes on the device, scaled per batch
+    record = trainer.run_epoch()
+    assert record.epoch == 1 and trainer.step_count == trainer.steps_per_epoch == 32
+    assert record.val_acc > 0.8 and record.samples_per_sec > 0 and record.seconds > 0
+    trainer.run_epoch()
+    assert trainer.status == "done" and trainer.run_epoch() is None
+    frame = trainer.history.to_frame()
+    assert list(frame.columns[:6]) == ["epoch", "step", "train_loss", "train_acc", "val_loss", "val_acc"]
+    assert len(frame) == 2 and frame["val_acc"].iloc[-1] > 0.85
+    probs = predict_proba(model, data.x_test[:5])
+    assert probs.shape == (5, 10) and torch.allclose(probs.sum(1), torch.ones(5))
+
+
+def test_gradient_clipping_bounds_each_update():
+    train, _ = toy("moons", 200)
+    model = MLP(2, [32], 2, init="normal", seed=0)
+    before = torch.cat([p.detach().flatten() for p in model.parameters()])
+    cfg = TrainConfig(optimizer="sgd", lr=1.0, batch_size=200, epochs=1, grad_clip=1e-3)
+    Trainer(model, train, cfg=cfg).step()
+    after = torch.cat([p.detach().flatten() for p in model.parameters()])
+    assert (after - before).norm().item() <= 1e-3 + 1e-7
+
+
+def test_weight_decay_skips_biases():
+    trainer = Trainer(MLP(2, [4], 2), toy("moons", 100)[0], cfg=TrainConfig(weight_decay=0.1))
+    decay, no_decay = trainer.optimizer.param_groups
+    assert decay["weight_decay"] == 0.1 and all(p.ndim == 2 for p in decay["params"])
+    assert no_decay["weight_decay"] == 0.0 and all(p.ndim == 1 for p in no_decay["params"])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"optimizer": "rmsprop"}, "choose one of sgd, momentum, nesterov, adam, adamw"),
+        ({"lr": 0}, "lr must be a positive number"),
+        ({"lr": float("nan")}, "lr must be a positive number"),
+        ({"batch_size": 0}, "batch_size must be at least 1"),
+        ({"scheduler": "plateau"}, "choose one of none, step, cosine"),
+        ({"grad_clip": -1}, "grad_clip must be >= 0"),
+    ],
+)
+def test_bad_config_gets_clear_messages(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        TrainConfig(**kwargs)
+
+
+def test_device_auto_picks_the_best_available_and_reports_it():
+    info = pick_device("auto")
+    assert info.kind == available_devices()[0]
+    assert info.name and info.threads >= 1 and info.kind in info.describe()
+    if "cuda" not in available_devices():
+        with pytest.raises(ValueError, match="CUDA was asked for but is not available"):
+            pick_device("cuda")
+    with pytest.raises(ValueError, match="Unknown device 'tpu'"):
+        pick_device("tpu")
