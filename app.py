@@ -1,0 +1,28 @@
+"""MLP Playground: registers the pages, sets the page config and the shared sidebar."""
+
+import streamlit as st
+
+# Scales the whole app for the back row of a lecture hall; Streamlit sizes text in rem.
+PROJECTOR_CSS = """<style>
+html { font-size: 20px; }
+[data-testid="stSidebar"] { min-width: 22rem; }
+</style>"""
+
+st.set_page_config(page_title="MLP Playground", page_icon=":material/hub:", layout="wide")
+
+pages = [
+    st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
+]
+navigation = st.navigation(pages)
+
+with st.sidebar:
+    projector = st.toggle(
+        "Projector mode",
+        key="app_projector",
+        help="Larger text everywhere, for presenting to a room.",
+    )
+    st.caption("MNIST digits by LeCun, Cortes and Burges, CC BY-SA 3.0.")
+if projector:
+    st.html(PROJECTOR_CSS)
+
+navigation.run()

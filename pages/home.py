@@ -1,0 +1,46 @@
+"""Home: what the playground is, for whom, and what each page teaches."""
+
+import streamlit as st
+
+from mlp.plots import toy_gallery
+
+st.title("MLP Playground")
+st.markdown(
+    "**See how a neural network computes and learns.** A multilayer perceptron is a few matrix "
+    "multiplications with a bend in between; this playground shows every one of them — the "
+    "shapes, the values, the gradients — and then trains the same code live, on toy data and on "
+    "real handwritten digits."
+)
+
+left, right = st.columns([3, 2], gap="large")
+with left:
+    st.subheader("What each page teaches")
+    st.markdown(
+        """
+- **Forward & backward, step by step** — `Z1 = X W1 + b1`, ReLU, softmax, cross-entropy, and
+  backprop down to `dW1`: each operation with its equation, its code, its shapes and its values,
+  checked against PyTorch autograd.
+- **2D playground** — train a network live on blobs, moons, circles, XOR or a spiral and watch
+  the decision boundary form; compare optimizers, learning rates, depths and initialisations.
+- **MNIST** — train a 784-128-10 network on real digits (on the GPU when there is one), watch
+  the curves, open the confusion matrix and the first-layer weights, and try your own digit.
+"""
+    )
+    st.caption("Pages appear in the sidebar as they land in this release.")
+with right:
+    st.subheader("Who it is for")
+    st.markdown(
+        """
+- **Students** who know `X @ W` and want to see backprop happen, not just read it.
+- **Instructors** presenting live: everything runs offline (a sample of MNIST ships with the
+  app) and *Projector mode* in the sidebar enlarges the text.
+- **Anyone** curious what the numbers inside a network look like.
+"""
+    )
+
+st.subheader("The toy data sets")
+st.plotly_chart(toy_gallery(), config={"displayModeBar": False, "staticPlot": True})
+st.caption(
+    "Every page runs on one small library, `mlp` — the same code trains the toy sets and MNIST, "
+    "and the step-by-step page shows the math that trains them."
+)
