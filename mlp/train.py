@@ -91,7 +91,7 @@ def lr_factor(step: int, cfg: TrainConfig, steps_per_epoch: int) -> float:
     return 1.0
 
 
-def make_optimizer(model: nn.Module, cfg: TrainConfig, device: torch.device) -> torch.optim.Optimizer:
+def make_optimizer(model: nn.Module, cfg: TrainConfig) -> torch.optim.Optimizer:
     """torch.optim's optimizer for cfg; decay on weights only; fused kernels where supported."""
     decay = [p for p in model.parameters() if p.ndim >= 2]
     no_decay = [p for p in model.parameters() if p.ndim < 2]
@@ -99,14 +99,18 @@ def make_optimizer(model: nn.Module, cfg: TrainConfig, device: torch.device) -> 
         {"params": decay, "weight_decay": cfg.weight_decay},
         {"params": no_decay, "weight_decay": 0.0},
     ]
-    # Fused single-kernel steps: about 2.5x faster than the default on CPU, fewer launches on GPU.
-    fused = {"fused": True} if device.type in ("cpu", "cuda", "mps") else {}
     if cfg.optimizer in ("sgd", "momentum", "nesterov"):
         momentum = 0.0 if cfg.optimizer == "sgd" else cfg.momentum
-        nesterov = cfg.optimizer == "nesterov"
-        return torch.optim.SGD(groups, lr=cfg.lr, momentum=momentum, nesterov=nesterov, **fused)
-    cls = torch.optim.Adam if cfg.optimizer == "adam" else torch.optim.AdamW
-    return cls(groups, lr=cfg.lr, **fused)
+        kwargs = {"momentum": momentum, "nesterov": cfg.optimizer == "nesterov"}
+        cls = torch.optim.SGD
+    else:
+        kwargs = {}
+        cls = torch.optim.Adam if cfg.optimizer == "adam" else torch.optim.AdamW
+    # Fused single-kernel steps: about 2.5x faster than the default on CPU, fewer launches on GPU.
+    try:
+        return cls(groups, lr=cfg.lr, fused=True, **kwargs)
+    except (RuntimeError, ValueError):  # a device or dtype without a fused kernel
+        return cls(groups, lr=cfg.lr, **kwargs)
 
 
 @dataclass
@@ -262,7 +266,7 @@ class Trainer:
         self.batch_size = min(cfg.batch_size, self.n)
         self.steps_per_epoch = math.ceil(self.n / self.batch_size)
         self.total_steps = cfg.epochs * self.steps_per_epoch
-        self.optimizer = make_optimizer(self.model, cfg, device)
+        self.optimizer = make_optimizer(self.model, cfg)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(
             self.optimizer, lambda step: lr_factor(step, cfg, self.steps_per_epoch)
         )
