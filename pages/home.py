@@ -3,6 +3,9 @@
 import streamlit as st
 
 from mlp.plots import toy_gallery
+from pages import require_shell
+
+require_shell()
 
 st.title("MLP Playground")
 st.markdown(
@@ -15,18 +18,24 @@ st.markdown(
 left, right = st.columns([3, 2], gap="large")
 with left:
     st.subheader("What each page teaches")
+    st.page_link(
+        "pages/forward_backward.py",
+        label="**Forward & backward, step by step**",
+        icon=":material/function:",
+    )
+    st.markdown(
+        "`Z1 = X W1 + b1`, ReLU, softmax, cross-entropy, and backprop down to `dW1`: each operation "
+        "with its equation, the code that runs it, its shapes and its values — checked against "
+        "PyTorch autograd and finite differences."
+    )
     st.markdown(
         """
-- **Forward & backward, step by step** — `Z1 = X W1 + b1`, ReLU, softmax, cross-entropy, and
-  backprop down to `dW1`: each operation with its equation, its code, its shapes and its values,
-  checked against PyTorch autograd.
-- **2D playground** — train a network live on blobs, moons, circles, XOR or a spiral and watch
-  the decision boundary form; compare optimizers, learning rates, depths and initialisations.
-- **MNIST** — train a 784-128-10 network on real digits (on the GPU when there is one), watch
-  the curves, open the confusion matrix and the first-layer weights, and try your own digit.
+- **2D playground** *(coming next)* — train a network live on blobs, moons, circles, XOR or a
+  spiral and watch the decision boundary form; compare optimizers, learning rates and depths.
+- **MNIST** *(coming next)* — train a 784-128-10 network on real digits (on the GPU when there
+  is one), watch the curves, open the confusion matrix and the first-layer weights.
 """
     )
-    st.caption("Pages appear in the sidebar as they land in this release.")
 with right:
     st.subheader("Who it is for")
     st.markdown(

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+
+# The app hides error details from visitors; tests want them, in AppTest and in the browser.
+os.environ.setdefault("STREAMLIT_CLIENT_SHOW_ERROR_DETAILS", "full")
 
 
 class FileServer:
@@ -53,7 +58,6 @@ def file_server() -> Iterator[FileServer]:
 
 # --- browser harness -----------------------------------------------------------------------
 
-import os  # noqa: E402
 import shutil  # noqa: E402
 import socket  # noqa: E402
 import subprocess  # noqa: E402
@@ -85,9 +89,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def app_url() -> Iterator[str]:
-    """The app served by `streamlit run` on 127.0.0.1 and a free port, for the session."""
+def _require_browser() -> None:
     missing = None
     if chromium_path() is None:
         missing = "Chromium not found at /usr/bin/chromium (apt-get install chromium); .ci/run installs it"
@@ -100,21 +102,24 @@ def app_url() -> Iterator[str]:
         if os.environ.get("MLP_REQUIRE_BROWSER"):
             pytest.fail(f"Browser tests are required here but cannot run: {missing}")
         pytest.skip(missing)
+
+
+@contextmanager
+def serve_app(log_name: str) -> Iterator[str]:
+    """`streamlit run app.py` on 127.0.0.1 and a free port, until the block ends."""
     port = free_port()
     command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true"]
     command += ["--server.address", "127.0.0.1", "--server.port", str(port)]
     command += ["--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
     url = f"http://127.0.0.1:{port}"
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with open(ARTIFACTS / "streamlit.log", "w") as log:
+    with open(ARTIFACTS / log_name, "w") as log:
         proc = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
         try:
             deadline = time.monotonic() + 60
             while not _healthy(url):
                 if proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(
-                        f"streamlit did not become healthy on {url}; see {ARTIFACTS / 'streamlit.log'}"
-                    )
+                    pytest.fail(f"streamlit did not become healthy on {url}; see {ARTIFACTS / log_name}")
                 time.sleep(0.3)
             yield url
         finally:
@@ -123,6 +128,22 @@ def app_url() -> Iterator[str]:
                 proc.wait(10)
             except subprocess.TimeoutExpired:
                 proc.kill()
+
+
+@pytest.fixture(scope="session")
+def app_url() -> Iterator[str]:
+    """The app, served once for the whole test session."""
+    _require_browser()
+    with serve_app("streamlit.log") as url:
+        yield url
+
+
+@pytest.fixture
+def fresh_app() -> Iterator[str]:
+    """A server of its own that no browser has visited yet."""
+    _require_browser()
+    with serve_app("streamlit-fresh.log") as url:
+        yield url
 
 
 def _healthy(url: str) -> bool:
@@ -143,22 +164,47 @@ def browser(app_url):
         browser.close()
 
 
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    setattr(item, f"report_{report.when}", report)
+    return report
+
+
 @pytest.fixture
-def page(browser, app_url):
-    """A fresh browser tab at 1400×900; screenshots go to tests/artifacts/."""
+def page(browser, app_url, request):
+    """A fresh browser tab at 1400×900; screenshots go to tests/artifacts/ (and one on failure)."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     context = browser.new_context(viewport={"width": 1400, "height": 900})
     tab = context.new_page()
     tab.set_default_timeout(30_000)
     yield tab
+    report = getattr(request.node, "report_call", None)
+    if report is not None and report.failed:
+        tab.screenshot(path=str(ARTIFACTS / f"FAILED-{request.node.name}.png"))
     context.close()
 
 
-def wait_for_app(tab) -> None:
-    """Wait until Streamlit has rendered and finished running the script."""
-    tab.wait_for_selector('[data-testid="stMain"]', state="visible")
-    tab.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
-        " && document.querySelectorAll('[data-testid=\"stElementContainer\"]').length > 0"
+def wait_for_app(tab, heading: str | None = None) -> None:
+    """Wait until the page's title is drawn and Streamlit has stopped running the script."""
+    tab.wait_for_selector('[data-testid="stMain"] h1', state="visible")
+    if heading:
+        tab.get_by_role("heading", name=heading).first.wait_for(state="visible")
+    quiet = 0
+    while quiet < 3:  # the running indicator must stay away for a few polls in a row
+        tab.wait_for_timeout(150)
+        running = tab.locator('[data-testid="stStatusWidget"]').count() > 0
+        quiet = 0 if running else quiet + 1
+
+
+def shoot(tab, name: str, width: int = 1400) -> None:
+    """Screenshot the whole page: Streamlit scrolls inside its main block, so grow the viewport."""
+    selector = '[data-testid="stMain"], [data-testid="stMainBlockContainer"]'
+    height = tab.evaluate(
+        "(sel) => Math.max(...[...document.querySelectorAll(sel)].map(e => e.scrollHeight), 900)", selector
     )
-    tab.wait_for_timeout(300)
+    old = tab.viewport_size
+    tab.set_viewport_size({"width": width, "height": min(int(height) + 40, 6000)})
+    tab.wait_for_timeout(400)
+    tab.screenshot(path=str(ARTIFACTS / name))
+    tab.set_viewport_size(old)

@@ -21,22 +21,23 @@ def test_home_page_renders_without_exceptions():
     assert not at.exception
     assert at.title[0].value == "MLP Playground"
     text = " ".join(m.value for m in at.markdown)
-    assert "Forward & backward" in text and "2D playground" in text and "MNIST" in text
+    assert "2D playground" in text and "MNIST" in text
+    links = {link.proto.page: link.proto.label for link in at.get("page_link")}
+    assert "Forward & backward" in links["forward_backward"]
 
 
-def test_sidebar_offers_projector_mode():
-    # AppTest drops elements app.py draws on reruns of a page (not in a browser), so the
-    # toggle's effect is checked in the Chromium test below; here, that it is offered.
+def test_projector_mode_persists_across_pages():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
-    toggle = at.sidebar.toggle[0]
-    assert toggle.key == "app_projector" and toggle.label == "Projector mode" and toggle.value is False
+    at.toggle(key="app_projector").set_value(True).run()
+    assert not at.exception and at.session_state["app_projector"] is True
+    at.switch_page("pages/forward_backward.py").run()
+    assert at.sidebar.toggle(key="app_projector").value is True  # app.py's shell wraps every page
 
 
 @pytest.mark.browser
 def test_home_page_in_chromium(page, app_url):
     page.goto(app_url)
-    wait_for_app(page)
-    assert page.get_by_role("heading", name="MLP Playground").is_visible()
+    wait_for_app(page, heading="MLP Playground")
     assert page.locator('[data-testid="stException"]').count() == 0
     page.screenshot(path=str(ARTIFACTS / "home.png"), full_page=True)
     page.get_by_test_id("stSidebar").get_by_text("Projector mode").click()
@@ -45,3 +46,16 @@ def test_home_page_in_chromium(page, app_url):
     size = page.evaluate("getComputedStyle(document.documentElement).fontSize")
     assert size == "20px"
     page.screenshot(path=str(ARTIFACTS / "home-projector.png"))
+
+
+@pytest.mark.browser
+def test_a_direct_link_on_a_fresh_server_gets_the_app_shell(browser, fresh_app):
+    # The first request a server sees goes straight to a page, as a shared link would.
+    tab = browser.new_page(viewport={"width": 1400, "height": 900})
+    tab.goto(f"{fresh_app}/forward_backward?from=link")
+    wait_for_app(tab, heading="Forward & backward, step by step")
+    sidebar = tab.get_by_test_id("stSidebar")
+    assert sidebar.get_by_text("Projector mode").is_visible()
+    assert sidebar.get_by_text("Forward & backward").is_visible()  # st.navigation's titles
+    assert tab.url.endswith("/forward_backward?from=link")
+    tab.close()
