@@ -268,6 +268,12 @@ def op_source(backend: str, op: str) -> str:
     return textwrap.dedent("\n".join(lines[start:]))
 
 
+@cache
+def pass_source() -> str:
+    """The source of forward_backward: the loop that calls the operations in order."""
+    return inspect.getsource(forward_backward)
+
+
 def _check_inputs(params: Sequence[tuple[Array, Array]], X: Array, y: Array) -> None:
     if len(params) == 0:
         raise ValueError("params is empty: a network needs at least one (W, b) layer.")
@@ -325,8 +331,14 @@ def forward_backward(
     X: Array,
     y: Array,
     activation: str = "relu",
+    *,
+    break_grad: bool = False,
 ) -> ForwardBackward:
-    """Forward pass, softmax cross-entropy loss and backprop for [(W, b)] with W (in, out)."""
+    """Forward pass, softmax cross-entropy loss and backprop for [(W, b)] with W (in, out).
+
+    `break_grad` is a teaching switch: backprop uses 1 - f'(z) instead of f'(z) (for ReLU, the
+    mask flipped), so a gradient check has something to catch.
+    """
     if activation not in ACTIVATIONS:
         raise ValueError(f"Unknown activation {activation!r}; choose one of {', '.join(ACTIVATIONS)}.")
     _check_inputs(params, X, y)
@@ -373,6 +385,8 @@ def forward_backward(
                 f"da{l - 1}", "input_grad", l, [f"dz{l}", f"W{l}"], ops.input_grad(dz, params[l - 1][0])
             )
             f_prime = act_grad(tensors[f"z{l - 1}"])
+            if break_grad:
+                f_prime = 1 - f_prime
             dz = record(
                 f"dz{l - 1}", "preact_grad", l - 1, [f"da{l - 1}", f"z{l - 1}"], ops.preact_grad(da, f_prime)
             )
