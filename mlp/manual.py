@@ -25,12 +25,32 @@ Array = Any  # np.ndarray or torch.Tensor; a call answers in the kind it was giv
 GELU_C = math.sqrt(2.0 / math.pi)  # GELU's tanh form: 0.5 z (1 + tanh(c (z + 0.044715 z^3)))
 
 
-class NumpyOps:
-    """Each operation of the forward and backward pass, in NumPy."""
+class CommonOps:
+    """The operations NumPy and PyTorch spell the same way: matmuls and element-wise math."""
 
     @staticmethod
     def affine(a_prev, W, b):
         return a_prev @ W + b  # (N, n_in) @ (n_in, n_out) + (n_out,) -> (N, n_out)
+
+    @staticmethod
+    def dlogits(probs, Y):
+        return (probs - Y) / len(probs)  # (N, K): d(mean loss)/d logits
+
+    @staticmethod
+    def weight_grad(a_prev, dz):
+        return a_prev.T @ dz  # (n_in, N) @ (N, n_out) -> (n_in, n_out)
+
+    @staticmethod
+    def input_grad(dz, W):
+        return dz @ W.T  # (N, n_out) @ (n_out, n_in) -> (N, n_in)
+
+    @staticmethod
+    def preact_grad(da, act_grad):
+        return da * act_grad  # (N, n) * (N, n): chain rule through the activation
+
+
+class NumpyOps(CommonOps):
+    """Each operation of the forward and backward pass, in NumPy."""
 
     @staticmethod
     def relu(z):
@@ -92,32 +112,12 @@ class NumpyOps:
         return Y
 
     @staticmethod
-    def dlogits(probs, Y):
-        return (probs - Y) / len(probs)  # (N, K): d(mean loss)/d logits
-
-    @staticmethod
-    def weight_grad(a_prev, dz):
-        return a_prev.T @ dz  # (n_in, N) @ (N, n_out) -> (n_in, n_out)
-
-    @staticmethod
     def bias_grad(dz):
         return dz.sum(axis=0)  # (N, n_out) -> (n_out,): the bias touched every row
 
-    @staticmethod
-    def input_grad(dz, W):
-        return dz @ W.T  # (N, n_out) @ (n_out, n_in) -> (N, n_in)
 
-    @staticmethod
-    def preact_grad(da, act_grad):
-        return da * act_grad  # (N, n) * (N, n): chain rule through the activation
-
-
-class TorchOps:
+class TorchOps(CommonOps):
     """Each operation of the forward and backward pass, in PyTorch (no autograd used)."""
-
-    @staticmethod
-    def affine(a_prev, W, b):
-        return a_prev @ W + b  # (N, n_in) @ (n_in, n_out) + (n_out,) -> (N, n_out)
 
     @staticmethod
     def relu(z):
@@ -179,24 +179,8 @@ class TorchOps:
         return Y
 
     @staticmethod
-    def dlogits(probs, Y):
-        return (probs - Y) / len(probs)  # (N, K): d(mean loss)/d logits
-
-    @staticmethod
-    def weight_grad(a_prev, dz):
-        return a_prev.T @ dz  # (n_in, N) @ (N, n_out) -> (n_in, n_out)
-
-    @staticmethod
     def bias_grad(dz):
         return dz.sum(dim=0)  # (N, n_out) -> (n_out,): the bias touched every row
-
-    @staticmethod
-    def input_grad(dz, W):
-        return dz @ W.T  # (N, n_out) @ (n_out, n_in) -> (N, n_in)
-
-    @staticmethod
-    def preact_grad(da, act_grad):
-        return da * act_grad  # (N, n) * (N, n): chain rule through the activation
 
 
 BACKENDS: dict[str, type] = {"numpy": NumpyOps, "torch": TorchOps}
