@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import platform
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,3 +84,22 @@ def synchronize(device: torch.device) -> None:
         torch.cuda.synchronize(device)
     elif device.type == "mps":
         torch.mps.synchronize()
+
+
+@contextmanager
+def torch_threads(n: int) -> Iterator[None]:
+    """Run the block with n intra-op CPU threads, then put the previous number back.
+
+    Small matmuls lose with more threads, and lose badly when the cores are shared (a browser
+    on the same laptop, other visitors of a server): every op waits at a barrier for a thread
+    that isn't running. The setting is process-wide in PyTorch, so only the speed of other
+    work can change while a block runs, never its results.
+    """
+    before = torch.get_num_threads()
+    if n != before:
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        if n != before:
+            torch.set_num_threads(before)

@@ -21,8 +21,10 @@ import torch.nn.functional as F
 from torch import nn
 
 from mlp.device import DeviceInfo, pick_device, synchronize
+from mlp.manual import forward_backward
 
 OPTIMIZERS = ("sgd", "momentum", "nesterov", "adam", "adamw")
+ENGINES = ("autograd", "manual")  # who computes the gradients: PyTorch, or mlp.manual by hand
 SCHEDULERS = ("none", "step", "cosine")
 STATUSES = ("ready", "running", "done", "stopped", "diverged")
 
@@ -46,8 +48,11 @@ class TrainConfig:
     seed: int = 0  # batch order and dropout masks
     device: str = "auto"  # "auto" (CUDA, then MPS, then CPU), "cuda", "mps" or "cpu"
     report_every: int = 50  # steps between reports to the callback (each one syncs once)
+    engine: str = "autograd"  # "manual": mlp.manual's backprop fills .grad, the optimizer is the same
 
     def __post_init__(self) -> None:
+        if self.engine not in ENGINES:
+            raise ValueError(f"Unknown engine {self.engine!r}; choose one of {', '.join(ENGINES)}.")
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"Unknown optimizer {self.optimizer!r}; choose one of {', '.join(OPTIMIZERS)}.")
         if self.scheduler not in SCHEDULERS:
@@ -99,6 +104,8 @@ def make_optimizer(model: nn.Module, cfg: TrainConfig) -> torch.optim.Optimizer:
         {"params": decay, "weight_decay": cfg.weight_decay},
         {"params": no_decay, "weight_decay": 0.0},
     ]
+    if cfg.weight_decay == 0:  # one group, one fused kernel call per step instead of two
+        groups = [{"params": decay + no_decay, "weight_decay": 0.0}]
     if cfg.optimizer in ("sgd", "momentum", "nesterov"):
         momentum = 0.0 if cfg.optimizer == "sgd" else cfg.momentum
         kwargs = {"momentum": momentum, "nesterov": cfg.optimizer == "nesterov"}
@@ -195,43 +202,65 @@ def prepare_inputs(x: torch.Tensor, dtype: torch.dtype = torch.float32) -> torch
     return x.flatten(1) if x.ndim > 2 else x
 
 
+def mode_matters(model: nn.Module) -> bool:
+    """Whether train/eval mode changes what the model computes (dropout, batch norm)."""
+    return any(isinstance(m, (nn.Dropout, nn.modules.batchnorm._BatchNorm)) for m in model.modules())
+
+
+@contextmanager
+def eval_mode(model: nn.Module, needed: bool = True) -> Iterator[None]:
+    """Eval mode for the block, then back. `needed=False` skips the toggle: it walks every module."""
+    was_training = model.training
+    if needed:
+        model.eval()
+    try:
+        yield
+    finally:
+        if needed:
+            model.train(was_training)
+
+
 @torch.inference_mode()
-def predict_proba(model: nn.Module, X: Any, batch_size: int = 8192) -> torch.Tensor:
+def predict_proba(model: nn.Module, X: Any, batch_size: int = 8192, set_eval: bool = True) -> torch.Tensor:
     """Softmax probabilities (N, K) on the model's device, in eval mode, in chunks."""
     param = next(model.parameters())
     X = as_tensor(X)
-    was_training = model.training
-    model.eval()
-    try:
+    with eval_mode(model, set_eval):
         chunks = [
             torch.softmax(model(prepare_inputs(X[i : i + batch_size].to(param.device), param.dtype)), dim=1)
             for i in range(0, len(X), batch_size)
         ]
-    finally:
-        model.train(was_training)
     return torch.cat(chunks) if chunks else torch.empty(0, device=param.device)
 
 
 @torch.inference_mode()
-def evaluate(model: nn.Module, X: Any, y: Any, batch_size: int = 8192) -> tuple[float, float]:
+def evaluate(
+    model: nn.Module, X: Any, y: Any, batch_size: int = 8192, set_eval: bool = True
+) -> tuple[float, float]:
     """Mean cross-entropy and accuracy of `model` on (X, y), in eval mode."""
     param = next(model.parameters())
     X, y = as_tensor(X), as_tensor(y)
-    was_training = model.training
-    model.eval()
     loss_sum = torch.zeros((), device=param.device, dtype=torch.float64)
     correct = torch.zeros((), device=param.device, dtype=torch.int64)
-    try:
+    with eval_mode(model, set_eval):
         for i in range(0, len(X), batch_size):
             xb = prepare_inputs(X[i : i + batch_size].to(param.device), param.dtype)
             yb = y[i : i + batch_size].to(param.device)
             logits = model(xb)
             loss_sum += F.cross_entropy(logits, yb, reduction="sum").double()
             correct += (logits.argmax(1) == yb).sum()
-    finally:
-        model.train(was_training)
     n = max(1, len(X))
     return loss_sum.item() / n, correct.item() / n
+
+
+def _check_engine(model: nn.Module, cfg: TrainConfig) -> None:
+    if cfg.engine != "manual":
+        return
+    config = getattr(model, "config", None)
+    if config is None:
+        raise ValueError("The manual engine trains mlp.model.MLP networks only.")
+    if config.dropout > 0:
+        raise ValueError("The manual engine has no dropout; set dropout to 0 or use autograd.")
 
 
 def _copy_all(dst: list[torch.Tensor], src: list[torch.Tensor]) -> None:
@@ -250,6 +279,7 @@ class Trainer:
         cfg: TrainConfig | None = None,
     ) -> None:
         self.cfg = cfg = cfg or TrainConfig()
+        _check_engine(model, cfg)
         self.device_info: DeviceInfo = pick_device(cfg.device)
         device = self.device = self.device_info.device
         self.model = model.to(device)
@@ -266,11 +296,9 @@ class Trainer:
         self.batch_size = min(cfg.batch_size, self.n)
         self.steps_per_epoch = math.ceil(self.n / self.batch_size)
         self.total_steps = cfg.epochs * self.steps_per_epoch
-        self.optimizer = make_optimizer(self.model, cfg)
-        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
-            self.optimizer, lambda step: lr_factor(step, cfg, self.steps_per_epoch)
-        )
         self.params = [p for p in self.model.parameters()]
+        self._mode_matters = mode_matters(self.model)
+        self._build_optimizer(schedule_offset=0)
         self.generator = torch.Generator().manual_seed(cfg.seed)  # batch order
         self._rng_states: tuple[torch.Tensor, torch.Tensor | None] | None = None  # dropout masks
         self.step_count = 0
@@ -288,6 +316,29 @@ class Trainer:
         self._clock = 0.0
         self._elapsed = self._report_time = self._epoch_time = 0.0
 
+    def _build_optimizer(self, schedule_offset: int) -> None:
+        cfg, steps_per_epoch = self.cfg, self.steps_per_epoch
+        self.optimizer = make_optimizer(self.model, cfg)
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
+            self.optimizer, lambda step: lr_factor(step + schedule_offset, cfg, steps_per_epoch)
+        )
+
+    def reconfigure(self, cfg: TrainConfig) -> None:
+        """New training settings for the same model, mid-run: weights, step count and history
+        stay; the optimizer starts afresh (its momentum and Adam moments are dropped)."""
+        _check_engine(self.model, cfg)
+        if pick_device(cfg.device).device != self.device:
+            raise ValueError("Changing the device needs a new Trainer.")
+        self.cfg = cfg
+        self.batch_size = min(cfg.batch_size, self.n)
+        self.steps_per_epoch = math.ceil(self.n / self.batch_size)
+        self.total_steps = max(cfg.epochs * self.steps_per_epoch, self.step_count)
+        self._build_optimizer(schedule_offset=self.step_count)
+        # New settings are the way out of a finished or diverged run (a lower learning rate,
+        # more epochs); the weights are the last good ones either way.
+        if self.status in ("done", "diverged") and self.step_count < self.total_steps:
+            self.status, self.message = "ready", ""
+
     # --- state ---------------------------------------------------------------------------
 
     @property
@@ -304,14 +355,15 @@ class Trainer:
         return self.step_count / self.steps_per_epoch
 
     def _reset_accumulators(self) -> None:
-        device = self.device
-        self._loss_sum = torch.zeros((), device=device, dtype=torch.float64)
-        self._correct = torch.zeros((), device=device, dtype=torch.int64)
-        self._nonfinite = torch.zeros((), device=device, dtype=torch.bool)
-        self._seen = 0
-        self._report_loss = torch.zeros((), device=device, dtype=torch.float64)
-        self._report_correct = torch.zeros((), device=device, dtype=torch.int64)
-        self._report_seen = 0
+        """Running totals on the device since the start; epochs and reports read differences.
+
+        A NaN or infinite loss makes the loss total non-finite for good, so one look at it
+        tells whether anything went wrong since the last look.
+        """
+        self._loss_total = torch.zeros((), device=self.device, dtype=torch.float64)
+        self._correct_total = torch.zeros((), device=self.device, dtype=torch.int64)
+        self._seen_total = 0
+        self._epoch_mark = self._report_mark = (0.0, 0, 0)  # (loss, correct, seen) when last read
 
     @contextmanager
     def _own_rng(self) -> Iterator[None]:
@@ -349,25 +401,47 @@ class Trainer:
         self._pos += self.batch_size
         return self.X[idx], self.y[idx]
 
-    def _train_step(self, xb: torch.Tensor, yb: torch.Tensor) -> None:
+    def _autograd_gradients(self, xb: torch.Tensor, yb: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         logits = self.model(prepare_inputs(xb, self.dtype))
         loss = F.cross_entropy(logits, yb)
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
+        return loss.detach(), logits.detach()
+
+    def _manual_gradients(self, xb: torch.Tensor, yb: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """mlp.manual's hand-written backprop fills each .grad; the optimizer can't tell the difference.
+
+        On the CPU it runs the NumPy code on views of the weights (no copies); elsewhere the
+        PyTorch code, on the device.
+        """
+        x = prepare_inputs(xb, self.dtype)
+        layers = self.model.layers
+        params = [(layer.weight.detach().T, layer.bias.detach()) for layer in layers]
+        if self.device.type == "cpu":
+            params = [(W.numpy(), b.numpy()) for W, b in params]
+            x, y = x.numpy(), yb.numpy()
+        else:
+            y = yb
+        result = forward_backward(params, x, y, self.model.config.activation)
+        for layer, (dW, db) in zip(layers, result.grads, strict=True):
+            layer.weight.grad = as_tensor(dW).T.contiguous().to(self.device)
+            layer.bias.grad = as_tensor(db).to(self.device)
+        logits = as_tensor(result.tensors[f"z{len(layers)}"]).to(self.device)
+        return torch.tensor(result.loss, device=self.device), logits
+
+    def _train_step(self, xb: torch.Tensor, yb: torch.Tensor) -> None:
+        if self.cfg.engine == "manual":
+            loss, logits = self._manual_gradients(xb, yb)
+        else:
+            loss, logits = self._autograd_gradients(xb, yb)
         if self.cfg.grad_clip > 0:
             nn.utils.clip_grad_norm_(self.params, self.cfg.grad_clip, foreach=True)
         self.optimizer.step()
         self.scheduler.step()
         with torch.no_grad():  # stays on the device: no .item() per step
-            batch_loss = loss.detach().double() * len(yb)
-            batch_correct = (logits.argmax(1) == yb).sum()
-            self._loss_sum += batch_loss
-            self._correct += batch_correct
-            self._report_loss += batch_loss
-            self._report_correct += batch_correct
-            self._nonfinite |= ~torch.isfinite(loss)
-        self._seen += len(yb)
-        self._report_seen += len(yb)
+            self._loss_total.add_(loss, alpha=len(yb))
+            self._correct_total.add_((logits.argmax(1) == yb).sum())
+        self._seen_total += len(yb)
 
     def step(self) -> None:
         """One optimizer step on the next batch (closing the epoch when it is the last)."""
@@ -378,24 +452,34 @@ class Trainer:
         if self.finished:
             return
         self.status = "running"
-        self.model.train()
+        if self._mode_matters:
+            self.model.train()
         self._clock = time.perf_counter()
         with self._own_rng():
             for _ in range(n):
                 self._train_step(*self._next_batch())
                 self.step_count += 1
-                end_of_epoch = self._pos >= self.n
-                report = end_of_epoch or self.step_count % self.cfg.report_every == 0
-                if report and self._sync(end_of_epoch, callback):
+                if self._pos >= self.n and self._close_epoch(callback):
                     break
+                if self.step_count % self.cfg.report_every == 0 and self._report(callback):
+                    break
+            else:
+                self._check()  # once per call: a page's frame ends with weights known good
         self._tick()
         if self.status == "running" and self.step_count >= self.total_steps:
             self.status = "done"
 
+    @property
+    def steps_left_in_epoch(self) -> int:
+        """Optimizer steps to the end of the current pass over the data."""
+        if self._pos >= self.n or self._pos == 0:
+            return self.steps_per_epoch
+        return math.ceil((self.n - self._pos) / self.batch_size)
+
     def run_epoch(self, callback: Callback | None = None) -> EpochRecord | None:
         """Train to the end of the current epoch; returns its record (None if it didn't finish)."""
         done = len(self.history.epochs)
-        self.run_steps(self.steps_per_epoch - (self.step_count % self.steps_per_epoch), callback)
+        self.run_steps(self.steps_left_in_epoch, callback)
         return self.history.epochs[-1] if len(self.history.epochs) > done else None
 
     def fit(self, callback: Callback | None = None) -> History:
@@ -418,33 +502,39 @@ class Trainer:
         self._epoch_time += dt
 
     def _weights_finite(self) -> bool:
-        return bool(torch.stack([torch.isfinite(p).all() for p in self.params]).all())
+        # One reduction: a NaN or inf anywhere makes the total norm non-finite.
+        return bool(torch.isfinite(nn.utils.get_total_norm(self.params, foreach=True)))
 
-    def _sync(self, end_of_epoch: bool, callback: Callback | None) -> bool:
-        """Read the device once: check for divergence, report, close the epoch. True = stop."""
-        synchronize(self.device)
-        self._tick()
-        train_time = self._epoch_time
-        val = None
-        diverged = bool(self._nonfinite) or not self._weights_finite()
-        if not diverged and end_of_epoch and self.val is not None and len(self.val[0]):
-            val = evaluate(self.model, *self.val)
-            self.model.train()
-            diverged = not all(math.isfinite(v) for v in val)
-        if diverged:
+    def _read_totals(self) -> tuple[float, int, int]:
+        """The running totals, read from the device (the one host sync of a report or epoch)."""
+        return self._loss_total.item(), int(self._correct_total.item()), self._seen_total
+
+    def _check(self, totals: tuple[float, int, int] | None = None, val_ok: bool = False) -> bool:
+        """Divergence check and weight bookkeeping. True (and status 'diverged') if it went wrong."""
+        loss_total = (totals or self._read_totals())[0]
+        if not math.isfinite(loss_total) or not self._weights_finite():
             self._restore_checked_weights()
             return True
-        self._remember_weights(checked=val is not None)
+        self._remember_weights(checked=val_ok)
+        return False
 
+    def _report(self, callback: Callback | None, val: tuple[float, float] | None = None) -> bool:
+        """Tell the callback how training goes since the last report. True = stop."""
+        synchronize(self.device)
+        self._tick()
+        totals = self._read_totals()
+        if self._check(totals, val_ok=val is not None):
+            return True
+        (loss, correct, seen), (loss0, correct0, seen0) = totals, self._report_mark
+        self._report_mark = totals
         report_time, self._report_time = max(self._report_time, 1e-9), 0.0
-        seen = max(1, self._report_seen)
-        rate = self._report_seen / report_time
+        rate = (seen - seen0) / report_time
         progress = Progress(
             epoch=self.epoch_progress,
             step=self.step_count,
             total_steps=self.total_steps,
-            train_loss=self._report_loss.item() / seen,
-            train_acc=self._report_correct.item() / seen,
+            train_loss=(loss - loss0) / max(1, seen - seen0),
+            train_acc=(correct - correct0) / max(1, seen - seen0),
             lr=self.lr,
             samples_per_sec=rate,
             elapsed=self._elapsed,
@@ -452,12 +542,6 @@ class Trainer:
             val_loss=val[0] if val else None,
             val_acc=val[1] if val else None,
         )
-        self._report_loss.zero_()
-        self._report_correct.zero_()
-        self._report_seen = 0
-
-        if end_of_epoch:
-            self._close_epoch(progress, train_time)
         self.history.reports.append(progress)
         if callback is not None and callback(progress):
             self.stop("Stopped by request.")
@@ -479,6 +563,8 @@ class Trainer:
     def _restore_checked_weights(self) -> None:
         with torch.no_grad():
             _copy_all(self.params, self._checked)
+            _copy_all(self._pending, self._checked)
+        self._reset_accumulators()  # the NaNs stay out of the next epoch's numbers
         self.status = "diverged"
         self.message = (
             f"The loss became NaN or infinite by step {self.step_count} (lr = {self.lr:.3g}). "
@@ -486,27 +572,38 @@ class Trainer:
             "learning rate, gradient clipping, or reset."
         )
 
-    def _close_epoch(self, progress: Progress, train_time: float) -> None:
+    def _close_epoch(self, callback: Callback | None) -> bool:
+        """Record the epoch that just ended (evaluating on val). True = stop (diverged, or asked)."""
+        synchronize(self.device)
+        self._tick()
+        train_time = self._epoch_time
+        totals = self._read_totals()
+        val = None
+        if math.isfinite(totals[0]) and self.val is not None and len(self.val[0]):
+            val = evaluate(self.model, *self.val, set_eval=self._mode_matters)
+        if not math.isfinite(totals[0]) or (val is not None and not all(map(math.isfinite, val))):
+            self._restore_checked_weights()
+            return True
         self.epoch += 1
         self._tick()  # the epoch's time includes its evaluation
-        seen = max(1, self._seen)
+        (loss, correct, seen), (loss0, correct0, seen0) = totals, self._epoch_mark
+        self._epoch_mark = totals
         self.history.epochs.append(
             EpochRecord(
                 epoch=self.epoch,
                 step=self.step_count,
-                train_loss=self._loss_sum.item() / seen,
-                train_acc=self._correct.item() / seen,
-                val_loss=progress.val_loss,
-                val_acc=progress.val_acc,
+                train_loss=(loss - loss0) / max(1, seen - seen0),
+                train_acc=(correct - correct0) / max(1, seen - seen0),
+                val_loss=val[0] if val else None,
+                val_acc=val[1] if val else None,
                 lr=self.lr,
                 seconds=self._epoch_time,
-                samples_per_sec=self._seen / max(train_time, 1e-9),
+                samples_per_sec=(seen - seen0) / max(train_time, 1e-9),
             )
         )
-        self._loss_sum.zero_()
-        self._correct.zero_()
-        self._seen = 0
         self._epoch_time = 0.0
+        # With a callback, every epoch end is also a report (it carries the validation numbers).
+        return callback is not None and self._report(callback, val)
 
 
 def fit(
