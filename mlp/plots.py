@@ -24,7 +24,19 @@ def layout_dict(height: int = 320) -> dict:
         "plot_bgcolor": "rgba(0,0,0,0)",
         "font": FONT,
         "showlegend": False,
+        # Streamlit themes the chart in the browser; skipping plotly's default template saves
+        # a deep copy of it per figure (about 0.6 ms each).
+        "template": "none",
     }
+
+
+def fast_figure(data: list[dict], layout: dict) -> go.Figure:
+    """A figure from plain trace and layout dicts, without plotly's per-property validation.
+
+    Validation costs about 4x the build for a frame of the playground; the dicts here are
+    written by this module and tests validate every figure once (`go.Figure(fig.to_dict())`).
+    """
+    return go.Figure(data=data, layout=layout, _validate=False)
 
 
 def base_layout(fig: go.Figure, height: int = 320) -> go.Figure:
@@ -83,7 +95,7 @@ def tensor_heatmap(
     unit_interval = lo >= 0 and hi <= 1
     heat: dict = {
         "z": shown,
-        "colorscale": "Blues" if unit_interval else "RdBu_r",
+        "colorscale": [[0, "#f7fbff"], [1, "#08519c"]] if unit_interval else "RdBu_r",
         "showscale": True,
         "colorbar": {"thickness": 10, "len": 0.9},
         "hovertemplate": f"{name}[%{{y}}, %{{x}}] = %{{z:.4g}}<extra></extra>",
