@@ -13,6 +13,7 @@ st.set_page_config(page_title="MLP Playground", page_icon=":material/hub:", layo
 pages = [
     st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
     st.Page("pages/forward_backward.py", title="Forward & backward", icon=":material/function:"),
+    st.Page("pages/playground.py", title="2D playground", icon=":material/scatter_plot:"),
 ]
 navigation = st.navigation(pages)
 
