@@ -11,6 +11,7 @@ from pathlib import Path
 import torch
 
 DEVICES = ("auto", "cuda", "mps", "cpu")
+DEFAULT_THREADS = torch.get_num_threads()  # what PyTorch picked for this machine, before anyone changed it
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,10 @@ class DownloadError(OSError):
     """No mirror delivered a file with the expected checksum."""
 
 
+class NotCachedError(DownloadError):
+    """The file is not in the cache, and downloading was not allowed."""
+
+
 @dataclass
 class MnistData:
     """Digits as uint8 (N, 28, 28) with int64 labels, and where they came from."""
@@ -208,7 +212,7 @@ def fetch(
             return dest
         dest.unlink()  # corrupt or truncated: never used, fetched again below
     if not download:
-        raise DownloadError(f"{filename} is not in {folder} and downloading is off")
+        raise NotCachedError(f"the full MNIST has not been downloaded to {folder} yet")
     failures = []
     for mirror in mirrors:
         for attempt in range(retries):
@@ -247,6 +251,8 @@ def load_mnist(
         }
         x_train, y_train = read_digits(paths["train_images"], paths["train_labels"])
         x_test, y_test = read_digits(paths["test_images"], paths["test_labels"])
+    except NotCachedError as err:
+        return load_sample(str(err))
     except (OSError, IDXError) as err:
         return load_sample(f"the full set could not be loaded ({err})")
     note = (
@@ -270,3 +276,24 @@ def load_sample(reason: str = "it was asked for") -> MnistData:
         "MNIST by Yann LeCun, Corinna Cortes and Christopher J. C. Burges (CC BY-SA 3.0)."
     )
     return MnistData(x_train, y_train, x_test, y_test, "sample", note)
+
+
+def main() -> None:
+    """`python -m mlp.mnist`: download the full set into the cache (for a server before a class)."""
+    import sys
+
+    def progress(name: str, done: int, total: int | None) -> None:
+        print(
+            f"\r{name}: {done / 1e6:5.1f} MB" + (f" of {total / 1e6:.1f}" if total else ""),
+            end="",
+            file=sys.stderr,
+        )
+
+    data = load_mnist(progress=progress)
+    print(file=sys.stderr)
+    print(data.note)
+    sys.exit(0 if data.source == "mnist" else 1)
+
+
+if __name__ == "__main__":
+    main()

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from itertools import pairwise
 from typing import Any
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 ACTIVATIONS = ("relu", "leaky_relu", "gelu", "tanh", "sigmoid")
@@ -79,6 +81,20 @@ def activation_module(name: str) -> nn.Module:
     return modules[name]()
 
 
+def activation_function(name: str) -> Callable[[torch.Tensor], torch.Tensor]:
+    """The functional form of an activation: what forward calls (a module call costs a few µs)."""
+    functions = {
+        "relu": torch.relu,
+        "leaky_relu": partial(F.leaky_relu, negative_slope=LEAKY_SLOPE),
+        "gelu": partial(F.gelu, approximate="tanh"),
+        "tanh": torch.tanh,
+        "sigmoid": torch.sigmoid,
+    }
+    if name not in functions:
+        raise ValueError(f"Unknown activation {name!r}; choose one of {', '.join(ACTIVATIONS)}.")
+    return functions[name]
+
+
 def init_linear_(W: torch.Tensor, b: torch.Tensor, scheme: str, generator: torch.Generator) -> None:
     """Fill a weight W (out, in) and bias b (out,) in place with a named scheme."""
     with torch.no_grad():
@@ -118,8 +134,10 @@ class MLP(nn.Module):
         # Built on the meta device so construction draws nothing from the global RNG.
         self.layers = nn.ModuleList(nn.Linear(n_in, n_out, device="meta") for n_in, n_out in pairwise(widths))
         self.to_empty(device="cpu")
-        self.act = activation_module(activation)
+        self.act = activation_module(activation)  # shows in print(model); forward uses _act
+        self._act = activation_function(activation)
         self.drop = nn.Dropout(dropout) if dropout > 0 else nn.Identity()
+        self._has_dropout = dropout > 0
         self.reset_parameters(seed)
 
     @classmethod
@@ -142,17 +160,26 @@ class MLP(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Logits (N, d_out) for inputs (N, d_in)."""
-        for layer in self.layers[:-1]:
-            x = self.drop(self.act(layer(x)))
-        return self.layers[-1](x)
+        # Written for the hot loop: slicing a ModuleList builds a new one, and module calls
+        # for the activation and an Identity cost about as much as a small matmul.
+        last = len(self.layers) - 1
+        for i, layer in enumerate(self.layers):
+            x = layer(x)
+            if i < last:
+                x = self._act(x)
+                if self._has_dropout:
+                    x = self.drop(x)
+        return x
 
     def activations(self, x: torch.Tensor) -> list[torch.Tensor]:
         """Every hidden layer's post-activation output, then the logits (no dropout)."""
         outputs = []
-        for layer in self.layers[:-1]:
-            x = self.act(layer(x))
+        last = len(self.layers) - 1
+        for i, layer in enumerate(self.layers):
+            x = layer(x)
+            if i < last:
+                x = self._act(x)
             outputs.append(x)
-        outputs.append(self.layers[-1](x))
         return outputs
 
     @property

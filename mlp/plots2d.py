@@ -160,7 +160,7 @@ def curves_figure(
     layout |= {
         "xaxis": {"domain": [0, 0.46], "title": {"text": "epoch"}},
         "xaxis2": {"domain": [0.56, 1], "title": {"text": "epoch"}, "anchor": "y2"},
-        "yaxis": {"type": "log", "title": {"text": "loss"}, "exponentformat": "power"},
+        "yaxis": {"type": "log", "title": {"text": "loss"}, "exponentformat": "power", "dtick": "D2"},
         "yaxis2": {"range": [0, 1.02], "title": {"text": "accuracy"}, "anchor": "x2", "tickformat": ".0%"},
         "showlegend": True,
         "legend": {"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom", "font": {"size": 12}},
@@ -195,17 +195,20 @@ def confusion_figure(matrix: np.ndarray, height: int = 300) -> go.Figure:
     return fast_figure([heat], layout)
 
 
-def neuron_mosaic(units: np.ndarray, per_row: int = 16, gap: int = 3) -> np.ndarray:
-    """One layer's unit maps (units, r, r) as an RGBA image of tiles: blue < 0 < orange, clear at 0.
+def neuron_mosaic(units: np.ndarray, per_row: int = 16, gap: int = 3, bottom_up: bool = True) -> np.ndarray:
+    """Maps (units, r, r) as an RGBA image of tiles: blue < 0 < orange, clear at 0.
 
     Each tile is scaled by its own largest |value|: the pattern matters here, not the size.
+    `bottom_up`: row 0 of each map is the bottom (a grid over the plane), not the top (an image).
     """
     n, r, _ = units.shape
     cols = min(n, per_row)
     rows = -(-n // per_row)
     mosaic = np.zeros((rows * (r + gap) - gap, cols * (r + gap) - gap, 4), dtype=np.uint8)
     scale = np.abs(units).reshape(n, -1).max(axis=1)
-    v = np.clip(units / np.where(scale > 0, scale, 1)[:, None, None], -1, 1)[:, ::-1]  # top row first
+    v = np.clip(units / np.where(scale > 0, scale, 1)[:, None, None], -1, 1)
+    if bottom_up:
+        v = v[:, ::-1]  # PNG rows run top first
     tiles = np.empty((n, r, r, 4), dtype=np.uint8)
     tiles[..., :3] = np.where(v[..., None] < 0, NEGATIVE, POSITIVE)
     tiles[..., 3] = (255 * np.abs(v) ** 0.8).astype(np.uint8)
@@ -218,9 +221,11 @@ def neuron_mosaic(units: np.ndarray, per_row: int = 16, gap: int = 3) -> np.ndar
     return mosaic
 
 
-def neurons_figure(units: np.ndarray, per_row: int = 16, pixels: int = 3) -> go.Figure:
+def neurons_figure(
+    units: np.ndarray, per_row: int = 16, pixels: int = 3, bottom_up: bool = True
+) -> go.Figure:
     """What each unit of one hidden layer outputs over the plane, as TF Playground shows it."""
-    mosaic = neuron_mosaic(units, per_row)
+    mosaic = neuron_mosaic(units, per_row, bottom_up=bottom_up)
     h, w = mosaic.shape[:2]
     layout = layout_dict(height=h * pixels + 10)
     layout |= {

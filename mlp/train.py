@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from mlp.device import DeviceInfo, pick_device, synchronize
+from mlp.device import DEFAULT_THREADS, DeviceInfo, pick_device, synchronize, torch_threads
 from mlp.manual import forward_backward
 
 OPTIMIZERS = ("sgd", "momentum", "nesterov", "adam", "adamw")
@@ -49,6 +49,9 @@ class TrainConfig:
     device: str = "auto"  # "auto" (CUDA, then MPS, then CPU), "cuda", "mps" or "cpu"
     report_every: int = 50  # steps between reports to the callback (each one syncs once)
     engine: str = "autograd"  # "manual": mlp.manual's backprop fills .grad, the optimizer is the same
+    threads: int = 0  # CPU intra-op threads; 0 = measure 1 vs all on the first steps and keep the faster
+    amp: bool = False  # bf16 autocast for the forward pass (meant for CUDA; the weights stay float32)
+    compile: bool = False  # torch.compile(mode="reduce-overhead"): CUDA graphs. Off on CPU: slower there
 
     def __post_init__(self) -> None:
         if self.engine not in ENGINES:
@@ -69,6 +72,7 @@ class TrainConfig:
             (0 <= self.min_lr_ratio <= 1, f"min_lr_ratio must be in [0, 1]; got {self.min_lr_ratio}."),
             (self.grad_clip >= 0, f"grad_clip must be >= 0 (0 = off); got {self.grad_clip}."),
             (self.report_every >= 1, f"report_every must be at least 1; got {self.report_every}."),
+            (self.threads >= 0, f"threads must be >= 0 (0 = measure); got {self.threads}."),
         ]
         for ok, message in checks:
             if not ok:
@@ -196,7 +200,7 @@ def as_tensor(x: Any) -> torch.Tensor:
 def prepare_inputs(x: torch.Tensor, dtype: torch.dtype = torch.float32) -> torch.Tensor:
     """A batch as the model eats it: uint8 pixels scaled to [0, 1], images flattened to rows."""
     if x.dtype == torch.uint8:
-        x = x.to(dtype) / 255.0
+        x = x.to(dtype).mul_(1 / 255)  # in place: the conversion already made a fresh tensor
     elif x.dtype != dtype:
         x = x.to(dtype)
     return x.flatten(1) if x.ndim > 2 else x
@@ -286,6 +290,7 @@ class Trainer:
         self.dtype = next(model.parameters()).dtype
         # The data moves to the device once; uint8 images stay uint8 there (4x less memory).
         self.X, self.y = (as_tensor(t).to(device) for t in train)
+        self.X = self.X.reshape(len(self.X), -1) if self.X.ndim > 2 else self.X  # images as rows
         self.y = self.y.long()
         if len(self.X) == 0 or len(self.X) != len(self.y):
             raise ValueError(
@@ -298,6 +303,10 @@ class Trainer:
         self.total_steps = cfg.epochs * self.steps_per_epoch
         self.params = [p for p in self.model.parameters()]
         self._mode_matters = mode_matters(self.model)
+        self.threads = cfg.threads  # 0 until measured (CPU only)
+        # On CUDA an eager step is launch-bound (~0.2 ms for a small MLP); CUDA graphs replay
+        # the whole forward and backward in one launch. A short last batch compiles a second graph.
+        self._forward = torch.compile(self.model, mode="reduce-overhead") if cfg.compile else self.model
         self._build_optimizer(schedule_offset=0)
         self.generator = torch.Generator().manual_seed(cfg.seed)  # batch order
         self._rng_states: tuple[torch.Tensor, torch.Tensor | None] | None = None  # dropout masks
@@ -319,9 +328,11 @@ class Trainer:
     def _build_optimizer(self, schedule_offset: int) -> None:
         cfg, steps_per_epoch = self.cfg, self.steps_per_epoch
         self.optimizer = make_optimizer(self.model, cfg)
-        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
-            self.optimizer, lambda step: lr_factor(step + schedule_offset, cfg, steps_per_epoch)
-        )
+        self.scheduler = None  # a constant learning rate needs no per-step scheduler call
+        if cfg.scheduler != "none" or cfg.warmup_epochs > 0:
+            self.scheduler = torch.optim.lr_scheduler.LambdaLR(
+                self.optimizer, lambda step: lr_factor(step + schedule_offset, cfg, steps_per_epoch)
+            )
 
     def reconfigure(self, cfg: TrainConfig) -> None:
         """New training settings for the same model, mid-run: weights, step count and history
@@ -340,6 +351,11 @@ class Trainer:
             self.status, self.message = "ready", ""
 
     # --- state ---------------------------------------------------------------------------
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds spent training (pauses between a page's frames excluded)."""
+        return self._elapsed
 
     @property
     def lr(self) -> float:
@@ -399,11 +415,13 @@ class Trainer:
             self._pos = 0
         idx = self._perm[self._pos : self._pos + self.batch_size]
         self._pos += self.batch_size
-        return self.X[idx], self.y[idx]
+        # index_select copies whole rows; X[idx] takes the general indexing path, ~7x slower here.
+        return torch.index_select(self.X, 0, idx), torch.index_select(self.y, 0, idx)
 
     def _autograd_gradients(self, xb: torch.Tensor, yb: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        logits = self.model(prepare_inputs(xb, self.dtype))
-        loss = F.cross_entropy(logits, yb)
+        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.cfg.amp):
+            logits = self._forward(prepare_inputs(xb, self.dtype))
+            loss = F.cross_entropy(logits.float(), yb)
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         return loss.detach(), logits.detach()
@@ -437,7 +455,8 @@ class Trainer:
         if self.cfg.grad_clip > 0:
             nn.utils.clip_grad_norm_(self.params, self.cfg.grad_clip, foreach=True)
         self.optimizer.step()
-        self.scheduler.step()
+        if self.scheduler is not None:
+            self.scheduler.step()
         with torch.no_grad():  # stays on the device: no .item() per step
             self._loss_total.add_(loss, alpha=len(yb))
             self._correct_total.add_((logits.argmax(1) == yb).sum())
@@ -447,6 +466,14 @@ class Trainer:
         """One optimizer step on the next batch (closing the epoch when it is the last)."""
         self.run_steps(1)
 
+    def _one_step(self, callback: Callback | None) -> bool:
+        """One optimizer step and whatever bookkeeping falls due. True = stop now."""
+        self._train_step(*self._next_batch())
+        self.step_count += 1
+        if self._pos >= self.n and self._close_epoch(callback):
+            return True
+        return self.step_count % self.cfg.report_every == 0 and self._report(callback)
+
     def run_steps(self, n: int, callback: Callback | None = None) -> None:
         """Up to n optimizer steps; stops early at the end of training or on divergence."""
         if self.finished:
@@ -455,19 +482,48 @@ class Trainer:
         if self._mode_matters:
             self.model.train()
         self._clock = time.perf_counter()
-        with self._own_rng():
+        n = min(n, self.total_steps - self.step_count)
+        with self._own_rng(), torch_threads(self.threads or torch.get_num_threads()):
+            stopped, n = self._tune_threads(n, callback)
             for _ in range(n):
-                self._train_step(*self._next_batch())
-                self.step_count += 1
-                if self._pos >= self.n and self._close_epoch(callback):
+                if stopped := self._one_step(callback):
                     break
-                if self.step_count % self.cfg.report_every == 0 and self._report(callback):
-                    break
-            else:
+            if not stopped:
                 self._check()  # once per call: a page's frame ends with weights known good
         self._tick()
         if self.status == "running" and self.step_count >= self.total_steps:
             self.status = "done"
+
+    def run_for(self, seconds: float, callback: Callback | None = None) -> None:
+        """Train for about `seconds` (whole chunks of report_every steps): one frame of a page."""
+        deadline = time.perf_counter() + seconds
+        while not self.finished and time.perf_counter() < deadline:
+            self.run_steps(min(self.cfg.report_every, self.steps_left_in_epoch), callback)
+
+    def _tune_threads(self, n: int, callback: Callback | None) -> tuple[bool, int]:
+        """On the CPU with threads=0, time a few real steps with 1 and with all threads; keep the faster.
+
+        More threads win on big matmuls and lose on small ones, and lose badly when another
+        process holds a core (each op waits at a barrier), so this is measured, not guessed.
+        Returns (stopped, steps still to take).
+        """
+        if self.threads or self.device.type != "cpu" or DEFAULT_THREADS == 1:
+            self.threads = self.threads or DEFAULT_THREADS
+            return False, n
+        probe = min(10, max(2, self.steps_per_epoch // 20))
+        if n < 4 * probe:
+            return False, n  # too short a call to measure; decide on a longer one
+        timings = {}
+        for threads in (1, DEFAULT_THREADS):
+            torch.set_num_threads(threads)
+            start = time.perf_counter()
+            for _ in range(probe):
+                if self._one_step(callback):
+                    return True, 0
+            timings[threads] = time.perf_counter() - start
+        self.threads = min(timings, key=timings.get)
+        torch.set_num_threads(self.threads)  # torch_threads() puts the caller's value back
+        return False, n - 2 * probe
 
     @property
     def steps_left_in_epoch(self) -> int:

@@ -211,7 +211,7 @@ def test_unreachable_network_falls_back_with_banner_text(tmp_path):
 
 def test_downloads_off_and_nothing_cached_says_so(tmp_path):
     data = load_mnist(tmp_path, download=False)
-    assert data.source == "sample" and "downloading is off" in data.note
+    assert data.source == "sample" and f"has not been downloaded to {tmp_path} yet" in data.note
 
 
 def test_cache_folder_follows_root_then_environment(monkeypatch, tmp_path):

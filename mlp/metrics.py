@@ -1,0 +1,30 @@
+"""Classification metrics from labels and probabilities, as plain NumPy."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def confusion_matrix(y_true: np.ndarray, y_pred: np.ndarray, k: int) -> np.ndarray:
+    """Counts (k, k): row = true class, column = predicted class."""
+    y_true, y_pred = np.asarray(y_true, dtype=np.int64), np.asarray(y_pred, dtype=np.int64)
+    return np.bincount(y_true * k + y_pred, minlength=k * k).reshape(k, k)
+
+
+def per_class(confusion: np.ndarray) -> list[dict]:
+    """Precision, recall and F1 for each class, with its support (true examples)."""
+    rows = []
+    for c in range(len(confusion)):
+        tp = confusion[c, c]
+        predicted, actual = confusion[:, c].sum(), confusion[c].sum()
+        precision = tp / predicted if predicted else float("nan")
+        recall = tp / actual if actual else float("nan")
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall > 0 else float("nan")
+        rows.append({"class": c, "precision": precision, "recall": recall, "f1": f1, "support": int(actual)})
+    return rows
+
+
+def top_k(probs: np.ndarray, k: int = 3) -> tuple[np.ndarray, np.ndarray]:
+    """The k most likely classes of each row and their probabilities, most likely first."""
+    classes = np.argsort(-probs, axis=1, kind="stable")[:, :k]
+    return classes, np.take_along_axis(probs, classes, axis=1)
