@@ -14,6 +14,7 @@ pages = [
     st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
     st.Page("pages/forward_backward.py", title="Forward & backward", icon=":material/function:"),
     st.Page("pages/playground.py", title="2D playground", icon=":material/scatter_plot:"),
+    st.Page("pages/mnist.py", title="MNIST", icon=":material/draw:"),
 ]
 navigation = st.navigation(pages)
 

@@ -115,6 +115,7 @@ class Settings:
             device="cpu",  # a 2D net is launch-bound: the CPU beats any GPU here
             report_every=10**9,  # sync only at epoch ends; the page reads once per frame
             engine=self.engine,
+            threads=SMALL_NET_THREADS,
         )
 
 

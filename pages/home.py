@@ -18,24 +18,34 @@ st.markdown(
 left, right = st.columns([3, 2], gap="large")
 with left:
     st.subheader("What each page teaches")
-    st.page_link(
-        "pages/forward_backward.py",
-        label="**Forward & backward, step by step**",
-        icon=":material/function:",
-    )
-    st.markdown(
-        "`Z1 = X W1 + b1`, ReLU, softmax, cross-entropy, and backprop down to `dW1`: each operation "
-        "with its equation, the code that runs it, its shapes and its values — checked against "
-        "PyTorch autograd and finite differences."
-    )
-    st.markdown(
-        """
-- **2D playground** *(coming next)* — train a network live on blobs, moons, circles, XOR or a
-  spiral and watch the decision boundary form; compare optimizers, learning rates and depths.
-- **MNIST** *(coming next)* — train a 784-128-10 network on real digits (on the GPU when there
-  is one), watch the curves, open the confusion matrix and the first-layer weights.
-"""
-    )
+    lessons = [
+        (
+            "pages/forward_backward.py",
+            "Forward & backward, step by step",
+            ":material/function:",
+            "`Z1 = X W1 + b1`, ReLU, softmax, cross-entropy, and backprop down to `dW1`: each operation "
+            "with its equation, the code that runs it, its shapes and its values, checked against "
+            "PyTorch autograd and finite differences.",
+        ),
+        (
+            "pages/playground.py",
+            "2D playground",
+            ":material/scatter_plot:",
+            "Train a network live on blobs, moons, circles, XOR, a spiral or your own points and watch "
+            "the decision boundary form; compare optimizers, depths, initialisations, and manual "
+            "backprop against autograd.",
+        ),
+        (
+            "pages/mnist.py",
+            "MNIST",
+            ":material/draw:",
+            "Train a 784-128-10 network on real handwritten digits (on the GPU when there is one), "
+            "watch the curves, open the confusion matrix and the first-layer weights, draw a digit.",
+        ),
+    ]
+    for page, label, icon, text in lessons:
+        st.page_link(page, label=f"**{label}**", icon=icon)
+        st.markdown(text)
 with right:
     st.subheader("Who it is for")
     st.markdown(

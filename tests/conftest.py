@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -12,6 +13,10 @@ import pytest
 
 # The app hides error details from visitors; tests want them, in AppTest and in the browser.
 os.environ.setdefault("STREAMLIT_CLIENT_SHOW_ERROR_DETAILS", "full")
+# Tests never touch the network or a developer's cache: an empty MNIST cache means the bundled
+# sample, which is small enough to train in a test. (Tests of the download use their own root.)
+os.environ["MLP_PLAYGROUND_DATA"] = tempfile.mkdtemp(prefix="mlp-test-mnist-")
+os.environ.pop("MLP_PLAYGROUND_DOWNLOAD", None)
 
 
 class FileServer:
