@@ -322,7 +322,10 @@ with st.expander("Compare manual backprop with autograd"):
     )
     compare = st.toggle("Run both engines", key="pg_compare", disabled=settings.dropout > 0)
     if compare != (run.twin is not None):
-        run.compare(compare)
+        try:
+            run.compare(compare)
+        except ValueError as err:  # dropout switched on since: the manual engine has none
+            st.warning(str(err))
 with st.expander("Share and export"):
     if uploaded is None:
         st.markdown(
