@@ -18,6 +18,7 @@ import urllib.request
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -262,16 +263,26 @@ def load_mnist(
     return MnistData(x_train, y_train, x_test, y_test, "mnist", note)
 
 
-def load_sample(reason: str = "it was asked for") -> MnistData:
-    """The 5,000 bundled real MNIST digits, split 4,000 / 1,000 with every class in both."""
+@cache
+def _sample_split() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The bundled digits, read and split once per process (read-only arrays, shared)."""
     from mlp.data import split  # local: mlp.data re-exports this module
 
     folder = resources.files("mlp") / "assets" / "mnist-sample"
     with resources.as_file(folder) as path:
         images, labels = read_digits(path / SAMPLE_FILES["images"][0], path / SAMPLE_FILES["labels"][0])
     (x_train, y_train), (x_test, y_test) = split(images, labels, SAMPLE_TEST_FRACTION, seed=0)
+    for array in (x_train, y_train, x_test, y_test):
+        array.flags.writeable = False
+    return x_train, y_train, x_test, y_test
+
+
+def load_sample(reason: str = "it was asked for") -> MnistData:
+    """The 5,000 bundled real MNIST digits, split 4,000 / 1,000 with every class in both."""
+    x_train, y_train, x_test, y_test = _sample_split()
+    labels_total = len(y_train) + len(y_test)
     note = (
-        f"Using the bundled sample of {len(labels):,} real MNIST digits "
+        f"Using the bundled sample of {labels_total:,} real MNIST digits "
         f"({len(y_train):,} train / {len(y_test):,} test) because {reason}. "
         "MNIST by Yann LeCun, Corinna Cortes and Christopher J. C. Burges (CC BY-SA 3.0)."
     )
