@@ -1,6 +1,7 @@
 """mlp.train: the engine learns, reproduces, schedules, clips, stops and survives divergence."""
 
 import math
+import time
 
 import numpy as np
 import pytest
@@ -178,3 +179,44 @@ def test_device_auto_picks_the_best_available_and_reports_it():
             pick_device("cuda")
     with pytest.raises(ValueError, match="Unknown device 'tpu'"):
         pick_device("tpu")
+
+
+def test_cpu_threads_are_measured_once_and_the_callers_setting_comes_back():
+    from mlp.device import DEFAULT_THREADS
+
+    data = load_sample()
+    before = torch.get_num_threads()
+    trainer = Trainer(
+        MLP(784, [32], 10), (data.x_train, data.y_train), cfg=TrainConfig(batch_size=32, epochs=1)
+    )
+    assert trainer.threads == 0
+    trainer.run_steps(60)
+    assert trainer.threads in {1, DEFAULT_THREADS} and trainer.step_count == 60
+    assert torch.get_num_threads() == before
+    fixed = Trainer(
+        MLP(784, [32], 10), (data.x_train, data.y_train), cfg=TrainConfig(batch_size=32, threads=1)
+    )
+    fixed.run_steps(5)
+    assert fixed.threads == 1
+
+
+def test_run_for_trains_about_that_long_and_reconfigure_keeps_the_run():
+    train, val = toy("moons", 1000)
+    trainer = Trainer(MLP(2, [16], 2), train, val, TrainConfig(batch_size=50, epochs=10_000, report_every=5))
+    start = time.perf_counter()
+    trainer.run_for(0.3)
+    assert 0.3 <= time.perf_counter() - start < 3 and trainer.step_count > 0
+    steps, epochs = trainer.step_count, len(trainer.history.epochs)
+    trainer.reconfigure(TrainConfig(batch_size=200, epochs=10_000, optimizer="sgd", lr=0.05, report_every=5))
+    assert trainer.step_count == steps and len(trainer.history.epochs) == epochs
+    assert trainer.steps_per_epoch == 4 and isinstance(trainer.optimizer, torch.optim.SGD)
+    record = trainer.run_epoch()
+    assert record is not None and record.epoch == epochs + 1
+
+
+def test_bf16_autocast_trains_too():
+    train, val = toy("moons")
+    model = MLP(2, [16, 16], 2, seed=0)
+    history = fit(model, train, val, TrainConfig(lr=0.01, batch_size=64, epochs=15, amp=True, device="cpu"))
+    assert history.epochs[-1].val_acc > 0.9
+    assert all(p.dtype == torch.float32 for p in model.parameters())  # autocast leaves the weights alone
