@@ -182,7 +182,7 @@ def page(browser, app_url, request):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     context = browser.new_context(viewport={"width": 1400, "height": 900})
     tab = context.new_page()
-    tab.set_default_timeout(30_000)
+    tab.set_default_timeout(90_000)  # generous: a first page load imports torch
     yield tab
     report = getattr(request.node, "report_call", None)
     if report is not None and report.failed:

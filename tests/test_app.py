@@ -51,6 +51,7 @@ def test_home_page_in_chromium(page, app_url):
 def test_a_direct_link_on_a_fresh_server_gets_the_app_shell(browser, fresh_app):
     # The first request a server sees goes straight to a page, as a shared link would.
     tab = browser.new_page(viewport={"width": 1400, "height": 900})
+    tab.set_default_timeout(90_000)
     tab.goto(f"{fresh_app}/forward_backward?from=link")
     wait_for_app(tab, heading="Forward & backward, step by step")
     sidebar = tab.get_by_test_id("stSidebar")
