@@ -381,28 +381,33 @@ class Trainer:
         self._seen_total = 0
         self._epoch_mark = self._report_mark = (0.0, 0, 0)  # (loss, correct, seen) when last read
 
+    def _device_rng(self) -> tuple[Callable[[], torch.Tensor], Callable[[torch.Tensor], None]] | None:
+        """Get and set the RNG state of this trainer's accelerator (None on the CPU)."""
+        if self.device.type == "cuda":
+            device = self.device
+            return (lambda: torch.cuda.get_rng_state(device), lambda s: torch.cuda.set_rng_state(s, device))
+        if self.device.type == "mps":
+            return torch.mps.get_rng_state, torch.mps.set_rng_state
+        return None
+
     @contextmanager
     def _own_rng(self) -> Iterator[None]:
         """Dropout draws from torch's global RNG; give this run its own, seeded stream."""
-        device_module = torch.get_device_module(self.device) if self.device.type != "cpu" else None
-        saved_cpu = torch.get_rng_state()
-        saved_dev = device_module.get_rng_state() if device_module else None
+        device_rng = self._device_rng()
+        saved = (torch.get_rng_state(), device_rng[0]() if device_rng else None)
         try:
             if self._rng_states is None:
-                torch.manual_seed(self.cfg.seed)
+                torch.manual_seed(self.cfg.seed)  # seeds the accelerators too
             else:
                 torch.set_rng_state(self._rng_states[0])
-                if device_module:
-                    device_module.set_rng_state(self._rng_states[1])
+                if device_rng:
+                    device_rng[1](self._rng_states[1])
             yield
         finally:
-            self._rng_states = (
-                torch.get_rng_state(),
-                device_module.get_rng_state() if device_module else None,
-            )
-            torch.set_rng_state(saved_cpu)
-            if device_module:
-                device_module.set_rng_state(saved_dev)
+            self._rng_states = (torch.get_rng_state(), device_rng[0]() if device_rng else None)
+            torch.set_rng_state(saved[0])
+            if device_rng:
+                device_rng[1](saved[1])
 
     # --- the hot loop --------------------------------------------------------------------
 
