@@ -13,7 +13,6 @@ from typing import Any
 import numpy as np
 import torch
 
-from mlp.data import split
 from mlp.metrics import confusion_matrix, per_class, top_k
 from mlp.mnist import MnistData
 from mlp.model import MLP, ModelConfig
@@ -79,7 +78,7 @@ class MnistRun:
         self.data = data
         self.model_cfg, self.train_cfg = model_cfg, train_cfg
         self.model = MLP.from_config(model_cfg, seed=train_cfg.seed)
-        (x_train, y_train), (x_val, y_val) = split(data.x_train, data.y_train, VAL_FRACTION, seed=0)
+        (x_train, y_train), (x_val, y_val) = data.holdout(VAL_FRACTION)
         # About ten points per epoch on the live curves, whatever the data and batch size.
         steps_per_epoch = -(-len(y_train) // min(train_cfg.batch_size, len(y_train)))
         train_cfg = replace(train_cfg, report_every=max(1, steps_per_epoch // 10))

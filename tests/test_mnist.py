@@ -221,3 +221,13 @@ def test_cache_folder_follows_root_then_environment(monkeypatch, tmp_path):
     monkeypatch.delenv(mnist.ENV_VAR)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert cache_dir() == tmp_path / "xdg" / "mlp-playground" / "mnist"
+
+
+def test_the_validation_holdout_is_split_once_and_shared_read_only():
+    data = load_sample()
+    (x_train, y_train), (x_val, y_val) = data.holdout(0.1)
+    assert (len(y_train), len(y_val)) == (3600, 400)
+    assert np.array_equal(np.bincount(y_val), np.full(10, 40))
+    assert data.holdout(0.1)[0][0] is x_train  # the same arrays for every run
+    with pytest.raises(ValueError, match="read-only"):
+        x_val[0, 0, 0] = 1
