@@ -16,6 +16,7 @@ import torch
 
 from mlp.data import KINDS, MULTICLASS_KINDS, make_2d, split
 from mlp.device import torch_threads
+from mlp.metrics import confusion_matrix
 from mlp.model import ACTIVATIONS, INITS, MLP
 from mlp.train import ENGINES, OPTIMIZERS, SCHEDULERS, TrainConfig, Trainer, eval_mode, predict_proba
 
@@ -394,9 +395,7 @@ class Playground:
             self.reset()
             twin_model = MLP.from_config(self.model.config)
             twin_model.load_state_dict(self.initial)
-            cfg = self.settings.train_config(len(self.points.y_train))
             self.twin = self._new_trainer(twin_model, replace(self.settings, engine=self.other_engine))
-            self.twin.reconfigure(replace(cfg, engine=self.other_engine))
         elif not on:
             self.twin = None
 
@@ -463,8 +462,7 @@ class Playground:
             else (self.points.X_train, self.points.y_train)
         )
         predicted = predict_proba(self.model, X, set_eval=self.settings.dropout > 0).argmax(1).numpy()
-        k = self.points.classes
-        return np.bincount(y * k + predicted, minlength=k * k).reshape(k, k)
+        return confusion_matrix(y, predicted, self.points.classes)
 
     def curves(self, max_points: int = 400) -> dict[str, np.ndarray]:
         """Per-epoch train/test loss and accuracy, thinned to at most max_points for plotting."""

@@ -26,7 +26,6 @@ from mlp.manual import forward_backward
 OPTIMIZERS = ("sgd", "momentum", "nesterov", "adam", "adamw")
 ENGINES = ("autograd", "manual")  # who computes the gradients: PyTorch, or mlp.manual by hand
 SCHEDULERS = ("none", "step", "cosine")
-STATUSES = ("ready", "running", "done", "stopped", "diverged")
 
 
 @dataclass
@@ -173,15 +172,6 @@ class History:
 
         columns = list(EpochRecord.__dataclass_fields__)
         return pd.DataFrame([asdict(r) for r in self.epochs], columns=columns)
-
-    def reports_frame(self):
-        import pandas as pd
-
-        columns = [*Progress.__dataclass_fields__]
-        return pd.DataFrame([asdict(r) for r in self.reports], columns=columns)
-
-    def __len__(self) -> int:
-        return len(self.epochs)
 
 
 Callback = Callable[[Progress], "bool | None"]  # return True to stop training

@@ -135,13 +135,6 @@ class Lesson:
     def steps(self) -> list[Step]:
         return self.result.steps
 
-    def dim_names(self) -> dict[int, str]:
-        """Symbolic names of the sizes: N, d_in, h1.., K (a size shared by two names keeps the first)."""
-        names = {"N": self.batch.X.shape[0], "d_in": self.widths[0]}
-        names |= {f"h{i}": w for i, w in enumerate(self.widths[1:-1], start=1)}
-        names["K"] = self.widths[-1]
-        return names
-
     def symbols(self, name: str) -> tuple[str, ...]:
         """The symbolic shape of a tensor: ('N', 'h1') for z1, ('h1', 'K') for W2 in a 1-hidden net."""
         L = len(self.widths) - 1
@@ -484,11 +477,3 @@ def spread_summary(spread: dict[str, list[float]], activation: str) -> str:
         else "No scheme keeps the scale within ×2 here."
     )
     return f"Across {depth} {activation} layers the activations' std changes {parts}. {verdict} {why}"
-
-
-def downsample(value: np.ndarray, max_rows: int = 128, max_cols: int = 256) -> tuple[np.ndarray, int, int]:
-    """Every k-th row and column so a heatmap stays light; returns the array and the strides."""
-    value = np.atleast_2d(value)
-    row_step = math.ceil(value.shape[0] / max_rows)
-    col_step = math.ceil(value.shape[1] / max_cols)
-    return value[::row_step, ::col_step], row_step, col_step

@@ -36,6 +36,12 @@ def seconds_text(seconds: float) -> str:
     )
 
 
+def show_guess(run: MnistRun, digit, caption: str, key: str) -> None:
+    """The 28×28 digit the network is shown, and its probability for each class."""
+    st.image(digit, width=84, caption=caption)
+    st.plotly_chart(probability_bars(run.predict(digit)), config=CHART, key=key)
+
+
 @st.cache_resource(show_spinner="Loading the digits…")
 def dataset() -> MnistData:
     """Loaded once per server process and shared, read-only: uint8 pixels, a few MB to 55 MB."""
@@ -259,9 +265,12 @@ with try_tab:
             ink, side = digit_pad("mn_pad")
             if ink is not None:
                 try:
-                    digit = to_mnist(canvas_to_gray(ink, side))
-                    st.image(digit, width=84, caption="what the network sees (28×28)")
-                    st.plotly_chart(probability_bars(run.predict(digit)), config=CHART, key="mn_draw_bars")
+                    show_guess(
+                        run,
+                        to_mnist(canvas_to_gray(ink, side)),
+                        "what the network sees (28×28)",
+                        "mn_draw_bars",
+                    )
                 except ValueError as err:
                     st.warning(str(err))
         with upload_col:
@@ -269,9 +278,12 @@ with try_tab:
             image_file = st.file_uploader("An image of one digit", key="mn_image")
             if image_file is not None:
                 try:
-                    digit = to_mnist(image_to_gray(image_file.getvalue()))
-                    st.image(digit, width=84, caption="centred and scaled like MNIST")
-                    st.plotly_chart(probability_bars(run.predict(digit)), config=CHART, key="mn_upload_bars")
+                    show_guess(
+                        run,
+                        to_mnist(image_to_gray(image_file.getvalue())),
+                        "centred and scaled like MNIST",
+                        "mn_upload_bars",
+                    )
                 except ValueError as err:
                     st.error(str(err))
 

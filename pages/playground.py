@@ -204,25 +204,10 @@ def new_seed() -> None:
 playing = st.session_state.pg_playing
 bar = st.columns([1.2, 1, 1, 1.7, 1.5, 3], vertical_alignment="bottom")
 if playing:
-    bar[0].button(
-        "Pause",
-        icon=":material/pause:",
-        key="pg_pause",
-        type="primary",
-        on_click=play,
-        args=(False,),
-        width="stretch",
-    )
+    label, icon, key = "Pause", ":material/pause:", "pg_pause"
 else:
-    bar[0].button(
-        "Play",
-        icon=":material/play_arrow:",
-        key="pg_play",
-        type="primary",
-        on_click=play,
-        args=(True,),
-        width="stretch",
-    )
+    label, icon, key = "Play", ":material/play_arrow:", "pg_play"
+bar[0].button(label, icon=icon, key=key, type="primary", on_click=play, args=(not playing,), width="stretch")
 bar[1].button(
     "Step",
     key="pg_step",
