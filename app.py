@@ -5,7 +5,8 @@ import streamlit as st
 # Scales the whole app for the back row of a lecture hall; Streamlit sizes text in rem.
 PROJECTOR_CSS = """<style>
 html { font-size: 20px; }
-[data-testid="stSidebar"] { min-width: 22rem; }
+[data-testid="stMetricValue"] { font-size: 1.6rem; }
+button[data-testid^="stBaseButton"] { padding-left: 0.5rem; padding-right: 0.5rem; }
 </style>"""
 
 st.set_page_config(page_title="MLP Playground", page_icon=":material/hub:", layout="wide")

@@ -139,7 +139,7 @@ def move(delta: int) -> None:
 
 
 with steps_tab:
-    prev_col, next_col, title_col = st.columns([1.4, 1.2, 8], vertical_alignment="center")
+    prev_col, next_col, title_col = st.columns([1.8, 1.5, 7], vertical_alignment="center")
     prev_col.button("◀ Previous", on_click=move, args=(-1,), key="fb_prev", width="stretch")
     next_col.button("Next ▶", on_click=move, args=(1,), key="fb_next", width="stretch")
     chosen = st.pills("Jump to a step", names, key="fb_jump")

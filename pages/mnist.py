@@ -159,7 +159,7 @@ def finish(run: MnistRun) -> None:
 
 
 running = st.session_state.mn_running
-left, right, _ = st.columns([1, 1, 4])
+left, right, _ = st.columns([1.3, 1.3, 3.4])
 left.button(
     "Start", icon=":material/play_arrow:", type="primary", key="mn_start", on_click=start, disabled=running
 )

@@ -202,7 +202,7 @@ def new_seed() -> None:
 
 
 playing = st.session_state.pg_playing
-bar = st.columns([1.2, 1, 1, 1.7, 1.5, 3], vertical_alignment="bottom")
+bar = st.columns([1.3, 1.1, 1.2, 1.5, 1.7, 2.4], vertical_alignment="bottom")
 if playing:
     label, icon, key = "Pause", ":material/pause:", "pg_pause"
 else:
