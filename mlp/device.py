@@ -48,6 +48,11 @@ def available_devices() -> list[str]:
     return [*kinds, "cpu"]
 
 
+def device_choices() -> list[str]:
+    """What a page offers: 'auto', then each device kind this machine has."""
+    return ["auto", *available_devices()]
+
+
 def cpu_name() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -102,5 +107,6 @@ def torch_threads(n: int) -> Iterator[None]:
     try:
         yield
     finally:
-        if n != before:
+        # Unconditional: the block itself may have changed the count (the trainer's tuner does).
+        if torch.get_num_threads() != before:
             torch.set_num_threads(before)

@@ -136,8 +136,12 @@ class MLP(nn.Module):
         self.to_empty(device="cpu")
         self.act = activation_module(activation)  # shows in print(model); forward uses _act
         self._act = activation_function(activation)
-        self.drop = nn.Dropout(dropout) if dropout > 0 else nn.Identity()
+        self.drop = nn.Dropout(dropout) if dropout > 0 else nn.Identity()  # shows in print(model)
         self._has_dropout = dropout > 0
+        # Dropout masks' own random stream: a trainer sets a seeded one, so masks depend on the
+        # run's seed alone, never on torch's global RNG (shared by every thread of a server).
+        # None: nn.Dropout, which draws from the global RNG.
+        self.generator: torch.Generator | None = None
         self.reset_parameters(seed)
 
     @classmethod
@@ -167,9 +171,17 @@ class MLP(nn.Module):
             x = layer(x)
             if i < last:
                 x = self._act(x)
-                if self._has_dropout:
-                    x = self.drop(x)
+                if self._has_dropout and self.training:
+                    x = self._dropout(x)
         return x
+
+    def _dropout(self, x: torch.Tensor) -> torch.Tensor:
+        """Inverted dropout: zero each unit with probability p, scale the rest by 1 / (1 - p)."""
+        if self.generator is None:
+            return self.drop(x)
+        keep = 1.0 - self.config.dropout
+        mask = torch.empty_like(x).bernoulli_(keep, generator=self.generator)
+        return x * mask.div_(keep)
 
     def activations(self, x: torch.Tensor) -> list[torch.Tensor]:
         """Every hidden layer's post-activation output, then the logits (no dropout)."""

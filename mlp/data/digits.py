@@ -1,0 +1,81 @@
+"""Turning a drawn or uploaded image into an MNIST-style digit.
+
+MNIST digits are white on black, fit in a 20×20 box and sit in a 28×28 frame with their centre
+of mass in the middle. A network trained on them expects exactly that, so a phone photo or a
+mouse drawing goes through the same steps before it is shown to the model.
+"""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+
+MAX_PIXELS = 25_000_000  # refuse images big enough to be a decompression bomb
+INK = 0.1  # a pixel brighter than this (of 1) is part of the digit
+
+
+def image_to_gray(data: bytes) -> np.ndarray:
+    """Any image file's bytes as a 2-D float32 array in [0, 1]; ValueError if it isn't an image."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            if image.width * image.height > MAX_PIXELS:
+                raise ValueError(f"The image is {image.width}×{image.height}: too large to be a digit.")
+            if image.mode in ("RGBA", "LA") or "transparency" in image.info:
+                flat = Image.new("RGB", image.size, "white")  # transparent areas become paper
+                flat.paste(image.convert("RGBA"), mask=image.convert("RGBA").getchannel("A"))
+                image = flat
+            gray = np.asarray(image.convert("L"), dtype=np.float32) / 255.0
+    except (UnidentifiedImageError, OSError, Image.DecompressionBombError, SyntaxError):
+        raise ValueError("That file is not an image this app can read (try PNG or JPEG).") from None
+    return gray
+
+
+def to_mnist(gray: np.ndarray) -> np.ndarray:
+    """A 28×28 uint8 digit, white on black, scaled into 20×20 and centred by its centre of mass."""
+    from PIL import Image
+
+    gray = np.asarray(gray, dtype=np.float32)
+    if gray.ndim != 2 or gray.size == 0:
+        raise ValueError("Expected a 2-D grayscale image.")
+    if np.median(gray) > 0.5:  # dark ink on light paper: flip to MNIST's white on black
+        gray = 1.0 - gray
+    gray = np.clip((gray - np.median(gray)) / max(1e-6, float(gray.max() - np.median(gray))), 0, 1)
+    rows, cols = np.nonzero(gray > INK)
+    if len(rows) == 0:
+        raise ValueError("No digit found: the image is empty or has too little contrast.")
+    crop = gray[rows.min() : rows.max() + 1, cols.min() : cols.max() + 1]
+    h, w = crop.shape
+    scale = 20.0 / max(h, w)
+    size = (max(1, round(w * scale)), max(1, round(h * scale)))
+    small = np.asarray(
+        Image.fromarray((crop * 255).astype(np.uint8)).resize(size, Image.LANCZOS), dtype=np.float32
+    )
+    digit = np.zeros((28, 28), dtype=np.float32)
+    top, left = (28 - size[1]) // 2, (28 - size[0]) // 2
+    digit[top : top + size[1], left : left + size[0]] = small
+    # Shift so the centre of mass sits at the middle, as MNIST's were.
+    ys, xs = np.indices(digit.shape)
+    mass = digit.sum()
+    dy, dx = round(13.5 - (ys * digit).sum() / mass), round(13.5 - (xs * digit).sum() / mass)
+    digit = np.roll(digit, (dy, dx), axis=(0, 1))
+    return np.clip(digit, 0, 255).astype(np.uint8)
+
+
+def canvas_to_gray(pixels: bytes, side: int) -> np.ndarray:
+    """A drawing canvas's alpha channel (side × side bytes, 255 = ink) as white-on-black [0, 1]."""
+    if len(pixels) != side * side:
+        raise ValueError(f"Expected {side * side} canvas bytes, got {len(pixels)}.")
+    return np.frombuffer(pixels, dtype=np.uint8).reshape(side, side).astype(np.float32) / 255.0
+
+
+def digit_from_image(data: bytes) -> np.ndarray:
+    """An image file (a photo, a scan) as an MNIST-style 28×28 uint8 digit; ValueError if it has none."""
+    return to_mnist(image_to_gray(data))
+
+
+def digit_from_canvas(pixels: bytes, side: int) -> np.ndarray:
+    """A drawing pad's ink as an MNIST-style 28×28 uint8 digit; ValueError if nothing was drawn."""
+    return to_mnist(canvas_to_gray(pixels, side))

@@ -1,0 +1,91 @@
+"""The 2D toy sets (blobs, moons, circles, XOR, spirals) and a stratified train/test split."""
+
+from __future__ import annotations
+
+import numpy as np
+
+KINDS = ("blobs", "moons", "circles", "xor", "spiral")
+MULTICLASS_KINDS = ("blobs", "spiral")  # the kinds whose class count can change
+MAX_CLASSES = 5
+MAX_POINTS = 100_000
+MAX_NOISE = 2.0
+
+
+def make_2d(
+    kind: str, n: int, noise: float = 0.1, classes: int = 2, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """Points X float32 (n, 2) in roughly [-1.5, 1.5]^2 and labels y int64 (n,), shuffled.
+
+    `noise` is the standard deviation of the Gaussian jitter (for blobs, added to a base
+    spread of 0.25; for spirals, applied to the angle). Same arguments, same points.
+    """
+    if kind not in KINDS:
+        raise ValueError(f"Unknown data set {kind!r}; choose one of {', '.join(KINDS)}.")
+    if classes != 2 and kind not in MULTICLASS_KINDS:
+        raise ValueError(
+            f"{kind!r} always has 2 classes (got classes={classes}); "
+            f"use {' or '.join(MULTICLASS_KINDS)} for 2 to {MAX_CLASSES} classes."
+        )
+    if not 2 <= classes <= MAX_CLASSES:
+        raise ValueError(f"classes must be between 2 and {MAX_CLASSES}; got {classes}.")
+    if not 2 * classes <= n <= MAX_POINTS:
+        raise ValueError(f"n must be between {2 * classes} and {MAX_POINTS:,} points; got {n}.")
+    if not 0.0 <= noise <= MAX_NOISE or not np.isfinite(noise):
+        raise ValueError(f"noise must be between 0 and {MAX_NOISE}; got {noise}.")
+
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % classes  # balanced: class sizes differ by at most one
+    u = rng.uniform(size=n)  # one uniform draw per point, used by the kinds that need it
+    if kind == "blobs":
+        angle = 2 * np.pi * y / classes + np.pi / 4
+        centres = np.stack([np.cos(angle), np.sin(angle)], axis=1)
+        X = centres + rng.normal(scale=0.25 + noise, size=(n, 2))
+    elif kind == "moons":
+        t = np.pi * u
+        upper = np.stack([np.cos(t), np.sin(t)], axis=1)
+        lower = np.stack([1 - np.cos(t), 0.5 - np.sin(t)], axis=1)
+        X = np.where(y[:, None] == 0, upper, lower) - [0.5, 0.25]
+        X = X + rng.normal(scale=noise, size=(n, 2))
+    elif kind == "circles":
+        t = 2 * np.pi * u
+        radius = np.where(y == 0, 1.0, 0.5)
+        X = radius[:, None] * np.stack([np.cos(t), np.sin(t)], axis=1)
+        X = X + rng.normal(scale=noise, size=(n, 2))
+    elif kind == "xor":
+        X = rng.uniform(-1, 1, size=(n, 2))
+        X += np.sign(X) * 0.05  # a small margin around the axes, as TF Playground has
+        y = (X[:, 0] * X[:, 1] < 0).astype(np.int64)
+        X = X + rng.normal(scale=noise, size=(n, 2))
+    else:  # spiral: arm k starts at angle 2πk/K and winds 4 radians as the radius grows
+        r = u
+        t = 2 * np.pi * y / classes + 4 * r + rng.normal(scale=2 * noise, size=n)
+        X = 1.4 * r[:, None] * np.stack([np.sin(t), np.cos(t)], axis=1)
+
+    order = rng.permutation(n)
+    return X[order].astype(np.float32), y[order].astype(np.int64)
+
+
+def split(
+    X: np.ndarray, y: np.ndarray, test_fraction: float = 0.2, seed: int = 0
+) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """Stratified train/test split: each class keeps its share in both parts."""
+    if not 0.0 < test_fraction < 1.0:
+        raise ValueError(f"test_fraction must be strictly between 0 and 1; got {test_fraction}.")
+    rng = np.random.default_rng(seed)
+    test_idx = []
+    for label in np.unique(y):
+        members = rng.permutation(np.flatnonzero(y == label))
+        test_idx.append(members[: round(len(members) * test_fraction)])
+    is_test = np.zeros(len(y), dtype=bool)
+    is_test[np.concatenate(test_idx)] = True
+    return (X[~is_test], y[~is_test]), (X[is_test], y[is_test])
+
+
+def gallery(
+    kinds: tuple[str, ...] = KINDS, n: int = 300, seed: int = 0
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """One small sample of each toy set (3 classes where a set can have more than 2)."""
+    return {
+        kind: make_2d(kind, n, noise=0.1, classes=3 if kind in MULTICLASS_KINDS else 2, seed=seed)
+        for kind in kinds
+    }

@@ -1,0 +1,130 @@
+"""Curves over training: loss and accuracy side by side, the learning rate, runs compared."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+
+from mlp.figures.style import CLASS_COLORS, fast_figure, layout_dict
+
+
+@dataclass(frozen=True)
+class Curve:
+    """One line on both panels: its loss and its accuracy over the same x."""
+
+    name: str  # "train", "test", "validation", ...
+    x: np.ndarray  # epochs (fractional within epochs)
+    loss: np.ndarray
+    acc: np.ndarray
+    color: str
+    dash: str = "solid"
+    markers: bool = False
+
+
+def _line(x, y, name: str, panel: int, color: str, dash: str = "solid", markers: bool = False) -> dict:
+    return {
+        "type": "scatter",
+        "x": np.asarray(x, dtype=np.float32),
+        "y": np.asarray(y, dtype=np.float32),
+        "name": name,
+        "xaxis": "x" if panel == 1 else "x2",
+        "yaxis": "y" if panel == 1 else "y2",
+        "mode": "lines+markers" if markers else "lines",
+        "line": {"color": color, "dash": dash, "width": 2.5},
+        "marker": {"size": 7},
+        "legendgroup": name,
+        "showlegend": panel == 1,
+    }
+
+
+def loss_accuracy_figure(curves: Sequence[Curve], height: int = 320) -> go.Figure:
+    """Loss (log scale) on the left, accuracy on the right, one legend entry per curve."""
+    traces = [_line(c.x, c.loss, c.name, 1, c.color, c.dash, c.markers) for c in curves]
+    traces += [_line(c.x, c.acc, c.name, 2, c.color, c.dash, c.markers) for c in curves]
+    layout = layout_dict(height)
+    layout |= {
+        "xaxis": {"domain": [0, 0.44], "title": {"text": "epoch"}, "rangemode": "tozero"},
+        "xaxis2": {"domain": [0.58, 1], "title": {"text": "epoch"}, "anchor": "y2", "rangemode": "tozero"},
+        "yaxis": {"type": "log", "title": {"text": "loss"}, "exponentformat": "power", "dtick": "D2"},
+        "yaxis2": {"range": [0, 1.02], "title": {"text": "accuracy"}, "anchor": "x2", "tickformat": ".0%"},
+        "showlegend": True,
+        "legend": {"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom", "font": {"size": 12}},
+        "margin": {"l": 50, "r": 10, "t": 50, "b": 40},
+        "uirevision": "keep",
+    }
+    return fast_figure(traces, layout)
+
+
+def epoch_curves_figure(
+    curves: Mapping[str, np.ndarray], twin: Mapping[str, np.ndarray] | None = None, held_out: str = "test"
+) -> go.Figure:
+    """Per-epoch train and held-out curves (a History's epoch_arrays); a twin's train loss dashed."""
+    lines = [
+        Curve("train", curves["epoch"], curves["train_loss"], curves["train_acc"], CLASS_COLORS[0]),
+        Curve(held_out, curves["epoch"], curves["val_loss"], curves["val_acc"], CLASS_COLORS[1], "dot"),
+    ]
+    if twin is not None:
+        lines.append(
+            Curve(
+                "train, other engine",
+                twin["epoch"],
+                twin["train_loss"],
+                twin["train_acc"],
+                CLASS_COLORS[2],
+                "dash",
+            )
+        )
+    return loss_accuracy_figure(lines, height=300)
+
+
+def live_curves_figure(train: Mapping[str, np.ndarray], val: Mapping[str, np.ndarray]) -> go.Figure:
+    """Train curves as reported within epochs, validation once per epoch (with markers)."""
+    lines = [
+        Curve("train", train["epoch"], train["train_loss"], train["train_acc"], CLASS_COLORS[0]),
+        Curve(
+            "validation", val["epoch"], val["val_loss"], val["val_acc"], CLASS_COLORS[1], "dot", markers=True
+        ),
+    ]
+    return loss_accuracy_figure(lines, height=320)
+
+
+def lr_figure(epochs: np.ndarray, lrs: np.ndarray, now: float, height: int = 220) -> go.Figure:
+    """The learning rate over the run, with the current position marked."""
+    current = float(np.interp(now, epochs, lrs)) if len(epochs) else 0.0
+    traces = [
+        _line(epochs, lrs, "learning rate", 1, CLASS_COLORS[0]),
+        _line([now], [current], "now", 1, CLASS_COLORS[1], markers=True),
+    ]
+    layout = layout_dict(height)
+    layout |= {
+        "xaxis": {"title": {"text": "epoch"}, "rangemode": "tozero"},
+        "yaxis": {"title": {"text": "learning rate"}, "exponentformat": "e", "rangemode": "tozero"},
+        "margin": {"l": 60, "r": 10, "t": 10, "b": 40},
+    }
+    return fast_figure(traces, layout)
+
+
+def compare_figure(runs, height: int = 320) -> go.Figure:
+    """Validation accuracy by epoch, one line per run of the session."""
+    traces = [
+        {
+            "type": "scatter",
+            "x": run.curve[0],
+            "y": run.curve[1],
+            "name": run.name,
+            "mode": "lines+markers",
+            "line": {"color": CLASS_COLORS[i % len(CLASS_COLORS)], "width": 2.5},
+        }
+        for i, run in enumerate(runs)
+    ]
+    layout = layout_dict(height)
+    layout |= {
+        "xaxis": {"title": {"text": "epoch"}},
+        "yaxis": {"title": {"text": "validation accuracy"}, "tickformat": ".1%"},
+        "showlegend": True,
+        "margin": {"l": 60, "r": 10, "t": 10, "b": 40},
+    }
+    return fast_figure(traces, layout)

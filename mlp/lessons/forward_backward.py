@@ -1,0 +1,161 @@
+"""The forward & backward page's model: its settings, the batch, and one pass run both ways.
+
+Everything the page shows is computed from `mlp.manual.forward_backward`'s steps, so the
+lesson shows the numbers of the code that runs. `shapes` explains each step's shapes,
+`checks` tests each step and the gradients, `tables` counts tensors and FLOPs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from mlp.data import KINDS, MAX_CLASSES, MULTICLASS_KINDS, load_sample, make_2d
+from mlp.lessons import settings as form
+from mlp.lessons.settings import LinkNote, Spec, WidthLimits
+from mlp.manual import ForwardBackward, Step, forward_backward
+from mlp.model import ACTIVATIONS, INITS, MLP
+
+SOURCES = ("gaussian", "toy", "mnist")  # random N(0, 1) rows, a 2D toy set, real digits
+FIXED_D_IN = {"toy": 2, "mnist": 784}  # the inputs' width where the data decides it
+WIDTHS = WidthLimits(max_layers=4, max_width=1024, min_layers=1)
+SPECS: dict[str, Spec] = {
+    "n": Spec("n", 1, 1024),
+    "d_in": Spec("d_in", 1, 1024),
+    "hidden": Spec("hidden", widths=WIDTHS),
+    "k": Spec("k", 2, 100),
+    "activation": Spec("act", choices=ACTIVATIONS),
+    "init": Spec("init", choices=INITS),
+    "seed": Spec("seed", 0, 2**31 - 1),
+    "source": Spec("input", choices=SOURCES),
+    "toy_kind": Spec("toy", choices=KINDS),
+    "break_grad": Spec("break", choices=(False, True)),
+}
+
+
+@dataclass(frozen=True)
+class ForwardSettings:
+    """The network and batch the lesson walks through."""
+
+    n: int = 4  # batch size N
+    d_in: int = 3  # input width (the data fixes it for toy points and MNIST)
+    hidden: tuple[int, ...] = (5,)  # 1 to 4 hidden widths
+    k: int = 3  # classes K (10 for MNIST; at least the toy set's classes)
+    activation: str = "relu"
+    init: str = "kaiming"
+    seed: int = 0
+    source: str = "gaussian"  # one of SOURCES
+    toy_kind: str = "moons"  # for source == "toy"
+    break_grad: bool = False  # flip the activation mask in backprop, to see the check fail
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "hidden", tuple(int(h) for h in self.hidden))
+        form.check(self, SPECS)
+
+
+def to_query(settings: ForwardSettings) -> dict[str, str]:
+    """Every setting as a string, keyed by its short link name."""
+    return form.to_query(settings, SPECS)
+
+
+def from_query(query: Mapping[str, Any]) -> tuple[ForwardSettings, list[LinkNote]]:
+    """Settings from a link's query; each bad parameter is skipped with a note."""
+    values, _, notes = form.read_link(query, ForwardSettings(), SPECS)
+    return ForwardSettings(**values), notes
+
+
+def from_widgets(
+    values: Mapping[str, Any], fallback: ForwardSettings
+) -> tuple[ForwardSettings, list[ValueError]]:
+    """Settings from the sidebar's values; what can't be used keeps `fallback`'s, with the reason."""
+    return form.from_widgets(values, fallback, SPECS)
+
+
+@dataclass
+class Batch:
+    X: np.ndarray  # (N, d_in) float32
+    y: np.ndarray  # (N,) int64
+    k: int  # classes the network predicts
+    images: np.ndarray | None  # (N, 28, 28) uint8 for MNIST, else None
+    note: str  # what the batch is, in a sentence
+
+
+def make_batch(cfg: ForwardSettings) -> Batch:
+    """The input batch the config asks for; same config, same batch."""
+    rng = np.random.default_rng(cfg.seed)
+    if cfg.source == "mnist":
+        data = load_sample("it ships with the app")
+        idx = rng.choice(len(data.y_test), size=min(cfg.n, len(data.y_test)), replace=False)
+        images = data.x_test[idx]
+        X = images.reshape(len(idx), -1).astype(np.float32) / 255.0
+        note = f"{len(idx)} real MNIST digits, pixels scaled to [0, 1] and flattened to 784 numbers each."
+        return Batch(X, data.y_test[idx], 10, images, note)
+    if cfg.source == "toy":
+        classes = min(max(2, cfg.k), MAX_CLASSES) if cfg.toy_kind in MULTICLASS_KINDS else 2
+        X, y = make_2d(cfg.toy_kind, max(cfg.n, 2 * classes), noise=0.1, classes=classes, seed=cfg.seed)
+        note = f"{cfg.n} points of the '{cfg.toy_kind}' set: x1 and x2 are the 2 input features."
+        return Batch(X[: cfg.n], y[: cfg.n], max(cfg.k, classes), None, note)
+    X = rng.standard_normal((cfg.n, cfg.d_in)).astype(np.float32)
+    y = rng.integers(0, cfg.k, size=cfg.n)
+    note = f"{cfg.n} rows of {cfg.d_in} numbers drawn from N(0, 1), with random labels in 0..{cfg.k - 1}."
+    return Batch(X, y.astype(np.int64), cfg.k, None, note)
+
+
+@dataclass
+class Lesson:
+    """One forward and backward pass, ready to be shown step by step."""
+
+    cfg: ForwardSettings
+    batch: Batch
+    widths: list[int]  # [d_in, h1, ..., K]
+    passes: dict[str, ForwardBackward]  # the same pass run by NumpyOps and by TorchOps
+    backend_diff: float  # max |NumPy - PyTorch| over every step
+
+    @property
+    def result(self) -> ForwardBackward:
+        return self.passes["numpy"]
+
+    @property
+    def steps(self) -> list[Step]:
+        return self.result.steps
+
+    def symbols(self, name: str) -> tuple[str, ...]:
+        """The symbolic shape of a tensor: ('N', 'h1') for z1, ('h1', 'K') for W2 in a 1-hidden net."""
+        L = len(self.widths) - 1
+        width_name = ["d_in", *[f"h{i}" for i in range(1, L)], "K"]
+        stem = name.lstrip("d").rstrip("0123456789") if name not in ("X", "Y", "y") else name
+        layer = int(name[len(name.rstrip("0123456789")) :] or 0)
+        if name in ("X",):
+            return ("N", "d_in")
+        if name in ("y",):
+            return ("N",)
+        if name in ("Y", "probs", "dprobs"):
+            return ("N", "K")
+        if name == "loss":
+            return ()
+        if stem == "W":
+            return (width_name[layer - 1], width_name[layer])
+        if stem == "b":
+            return (width_name[layer],)
+        return ("N", width_name[layer])  # z, a and their gradients
+
+
+def run_lesson(cfg: ForwardSettings) -> Lesson:
+    """Build the batch and the network, then run the manual pass in both backends."""
+    batch = make_batch(cfg)
+    widths = [batch.X.shape[1], *cfg.hidden, batch.k]
+    model = MLP(widths[0], widths[1:-1], widths[-1], activation=cfg.activation, init=cfg.init, seed=cfg.seed)
+    params_np = model.to_manual("numpy")
+    params_t = model.to_manual()
+    X_t, y_t = torch.from_numpy(batch.X), torch.from_numpy(batch.y)
+    numpy_pass = forward_backward(params_np, batch.X, batch.y, cfg.activation, break_grad=cfg.break_grad)
+    torch_pass = forward_backward(params_t, X_t, y_t, cfg.activation, break_grad=cfg.break_grad)
+    diff = max(
+        float(np.max(np.abs(np.asarray(a.value, dtype=np.float64) - b.value.double().numpy()), initial=0.0))
+        for a, b in zip(numpy_pass.steps, torch_pass.steps, strict=True)
+    )
+    return Lesson(cfg, batch, widths, {"numpy": numpy_pass, "torch": torch_pass}, diff)

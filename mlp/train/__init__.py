@@ -1,0 +1,54 @@
+"""One training engine for every page: a typed config, a step-at-a-time Trainer, and `fit`.
+
+config     TrainConfig and its choices; the rule "the manual engine has no dropout"
+schedule   learning-rate schedules (one closed form for the optimizer and the plots)
+optim      the optimizer: weight decay on weights only, fused kernels where they exist
+batches    the data on the device, batches sliced from a seeded permutation
+gradients  autograd, or mlp.manual's backprop, filling each .grad
+guard      NaN or infinite loss: put back the last sound weights
+meter      running totals on the device, busy time, a smoothed rate
+report     totals and time into reports and epoch records
+history    the records, and the same as arrays for plots
+threads    CPU threads measured on the first steps
+inference  probabilities and evaluation, in eval mode
+trainer    the Trainer (the stepping loop) and fit
+"""
+
+from mlp.train.config import (
+    ENGINES,
+    MANUAL_HAS_NO_DROPOUT,
+    OPTIMIZERS,
+    SCHEDULERS,
+    TrainConfig,
+    engine_problem,
+    supports_dropout,
+)
+from mlp.train.history import EpochRecord, History, Progress
+from mlp.train.inference import as_tensor, eval_mode, evaluate, predict_proba, prepare_inputs
+from mlp.train.optim import make_optimizer
+from mlp.train.schedule import describe_schedule, lr_factor
+from mlp.train.trainer import Callback, Trainer, fit
+
+__all__ = [
+    "ENGINES",
+    "MANUAL_HAS_NO_DROPOUT",
+    "OPTIMIZERS",
+    "SCHEDULERS",
+    "Callback",
+    "EpochRecord",
+    "History",
+    "Progress",
+    "TrainConfig",
+    "Trainer",
+    "as_tensor",
+    "describe_schedule",
+    "engine_problem",
+    "eval_mode",
+    "evaluate",
+    "fit",
+    "lr_factor",
+    "make_optimizer",
+    "predict_proba",
+    "prepare_inputs",
+    "supports_dropout",
+]

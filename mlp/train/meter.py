@@ -1,0 +1,107 @@
+"""Counting while training: running totals on the device, busy time, and a smoothed rate."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import torch
+
+Totals = tuple[float, int, int]  # (sum of losses, correct predictions, examples seen)
+
+
+class RunningTotals:
+    """Loss, correct and seen since the start, on the device: read (one sync) only when asked.
+
+    A NaN or infinite loss makes the loss total non-finite for good, so one look tells
+    whether anything went wrong since the last look. Epochs and reports read differences
+    against their own marks.
+    """
+
+    def __init__(self, device: torch.device) -> None:
+        self.device = device
+        self.reset()
+
+    def reset(self) -> None:
+        self.loss = torch.zeros((), device=self.device, dtype=torch.float64)
+        self.correct = torch.zeros((), device=self.device, dtype=torch.int64)
+        self.seen = 0
+        self.marks: dict[str, Totals] = {}
+
+    @torch.no_grad()
+    def add(self, loss: torch.Tensor, logits: torch.Tensor, yb: torch.Tensor) -> None:
+        """One batch's mean loss and predictions; stays on the device (no .item() per step)."""
+        self.loss.add_(loss, alpha=len(yb))
+        self.correct.add_((logits.argmax(1) == yb).sum())
+        self.seen += len(yb)
+
+    def read(self) -> Totals:
+        """The totals on the host: the one sync of a report or an epoch's end."""
+        return self.loss.item(), int(self.correct.item()), self.seen
+
+    def since(self, mark: str, totals: Totals) -> tuple[float, float, int]:
+        """(mean loss, accuracy, examples) since `mark` was last taken; takes it again."""
+        loss0, correct0, seen0 = self.marks.get(mark, (0.0, 0, 0))
+        self.marks[mark] = totals
+        seen = max(1, totals[2] - seen0)
+        return (totals[0] - loss0) / seen, (totals[1] - correct0) / seen, totals[2] - seen0
+
+
+class BusyClock:
+    """Seconds spent inside training calls; the pauses between a page's frames don't count."""
+
+    def __init__(self) -> None:
+        self.elapsed = 0.0
+        self._since: float | None = None
+        self._marks: dict[str, float] = {}
+
+    def start(self) -> None:
+        self._since = time.perf_counter()
+
+    def tick(self) -> None:
+        if self._since is not None:
+            now = time.perf_counter()
+            self.elapsed += now - self._since
+            self._since = now
+
+    def stop(self) -> None:
+        self.tick()
+        self._since = None
+
+    def since(self, mark: str) -> float:
+        """Busy seconds since `mark` was last taken."""
+        self.tick()
+        return self.elapsed - self._marks.get(mark, 0.0)
+
+    def lap(self, mark: str) -> float:
+        """Busy seconds since `mark` was last taken; takes it again."""
+        seconds = self.since(mark)
+        self._marks[mark] = self.elapsed
+        return seconds
+
+
+class RateMeter:
+    """Examples per second, smoothed over about `tau` seconds of training (an exponential average).
+
+    One report can be a few milliseconds long, so its own rate jumps with every hiccup of a
+    shared machine; the average over the last second is what a reader (and an ETA) wants.
+    """
+
+    def __init__(self, tau: float = 1.0) -> None:
+        self.tau = tau
+        self.rate = 0.0
+
+    def update(self, examples: int, seconds: float) -> float:
+        if seconds <= 0:
+            return self.rate
+        now = examples / seconds
+        if self.rate == 0.0:
+            self.rate = now
+        else:
+            weight = 1 - math.exp(-seconds / self.tau)
+            self.rate += weight * (now - self.rate)
+        return self.rate
+
+    def eta(self, examples_left: int) -> float:
+        """Seconds to train `examples_left` more at the smoothed rate (inf before any rate)."""
+        return examples_left / self.rate if self.rate > 0 else math.inf

@@ -1,0 +1,248 @@
+"""The Trainer: one stepping loop that every page and `fit` drive, a few steps or a whole run at a time.
+
+The loop itself is `_one_step`: a batch, its gradients, an optimizer step, running totals on
+the device. Everything that needs the host waits for a sync point: a report every
+`report_every` steps, the end of an epoch, or the end of a call. Each concern has its own
+small object: `Batches` (data on the device, batch order), the gradient source (autograd or
+manual), `RunningTotals` and `BusyClock` (what to report), `DivergenceGuard` (NaN), the
+`ThreadTuner` (CPU threads), `History` (what happened).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+from torch import nn
+
+from mlp.device import DeviceInfo, pick_device, synchronize
+from mlp.train.batches import Batches
+from mlp.train.config import TrainConfig
+from mlp.train.gradients import check_engine, make_gradients
+from mlp.train.guard import DivergenceGuard, divergence_message
+from mlp.train.history import EpochRecord, History, Progress
+from mlp.train.inference import as_tensor, evaluate, mode_matters
+from mlp.train.optim import make_optimizer
+from mlp.train.report import Reporter
+from mlp.train.schedule import make_scheduler
+from mlp.train.threads import ThreadTuner
+
+Callback = Callable[[Progress], "bool | None"]  # return True to stop training
+
+
+class Trainer:
+    """Trains a model step by step: `step()`, `run_steps(n)`, `run_for(s)`, `run_epoch()` or `fit()`."""
+
+    def __init__(
+        self,
+        model: nn.Module,
+        train: tuple[Any, Any],
+        val: tuple[Any, Any] | None = None,
+        cfg: TrainConfig | None = None,
+    ) -> None:
+        self.cfg = cfg = cfg or TrainConfig()
+        self.device_info: DeviceInfo = pick_device(cfg.device)
+        self.device = device = self.device_info.device
+        self.model = model.to(device)
+        self.gradients = make_gradients(model, cfg, device)
+        self.batches = Batches(train, cfg.batch_size, cfg.seed, device)
+        self.val = None if val is None else tuple(as_tensor(t).to(device) for t in val)
+        self.params = list(model.parameters())
+        self._mode_matters = mode_matters(model)
+        if hasattr(model, "generator"):  # an mlp MLP: its dropout masks come from this run's seed
+            model.generator = torch.Generator(device=device).manual_seed(cfg.seed)
+        self.reporter = Reporter(device)
+        self.totals, self.clock, self.history = (
+            self.reporter.totals,
+            self.reporter.clock,
+            self.reporter.history,
+        )
+        self.guard = DivergenceGuard(self.params)
+        self.tuner = ThreadTuner(cfg.threads, device)
+        self.step_count = 0
+        self.epoch = 0  # completed epochs
+        self.status = "ready"  # ready, running, done, stopped or diverged
+        self.message = ""
+        self.total_steps = cfg.epochs * self.steps_per_epoch
+        self._build_optimizer(schedule_offset=0)
+
+    def _build_optimizer(self, schedule_offset: int) -> None:
+        self.optimizer = make_optimizer(self.model, self.cfg)
+        self.scheduler = make_scheduler(self.optimizer, self.cfg, self.steps_per_epoch, schedule_offset)
+
+    def reconfigure(self, cfg: TrainConfig) -> None:
+        """New training settings for the same model, mid-run: weights, step count and history
+        stay; the optimizer starts afresh (its momentum and Adam moments are dropped)."""
+        check_engine(self.model, cfg.engine)
+        if pick_device(cfg.device).device != self.device:
+            raise ValueError("Changing the device needs a new Trainer.")
+        self.cfg = cfg
+        self.gradients = make_gradients(self.model, cfg, self.device)
+        self.batches.resize(cfg.batch_size)
+        self.total_steps = max(cfg.epochs * self.steps_per_epoch, self.step_count)
+        self._build_optimizer(schedule_offset=self.step_count)
+        # New settings are the way out of a finished or diverged run (a lower learning rate,
+        # more epochs); the weights are the last good ones either way.
+        if self.status in ("done", "diverged") and self.step_count < self.total_steps:
+            self.status, self.message = "ready", ""
+
+    # --- state ---------------------------------------------------------------------------
+
+    @property
+    def batch_size(self) -> int:
+        return self.batches.batch_size
+
+    @property
+    def steps_per_epoch(self) -> int:
+        return self.batches.steps_per_epoch
+
+    @property
+    def steps_left_in_epoch(self) -> int:
+        return self.batches.steps_left_in_epoch
+
+    @property
+    def threads(self) -> int:
+        """CPU threads the run uses; 0 until measured."""
+        return self.tuner.threads
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds spent training (pauses between a page's frames excluded)."""
+        return self.clock.elapsed
+
+    @property
+    def lr(self) -> float:
+        return self.optimizer.param_groups[0]["lr"]
+
+    @property
+    def finished(self) -> bool:
+        return self.status in ("done", "stopped", "diverged")
+
+    @property
+    def epoch_progress(self) -> float:
+        """Fractional epochs done, e.g. 2.35."""
+        return self.step_count / self.steps_per_epoch
+
+    # --- the loop ------------------------------------------------------------------------
+
+    def _one_step(self, callback: Callback | None) -> bool:
+        """One optimizer step and whatever bookkeeping falls due. True = stop now."""
+        xb, yb = self.batches.next()
+        loss, logits = self.gradients(xb, yb)
+        if self.cfg.grad_clip > 0:
+            nn.utils.clip_grad_norm_(self.params, self.cfg.grad_clip, foreach=True)
+        self.optimizer.step()
+        if self.scheduler is not None:
+            self.scheduler.step()
+        self.totals.add(loss, logits, yb)
+        self.step_count += 1
+        if self.batches.epoch_done and self._close_epoch(callback):
+            return True
+        return self.step_count % self.cfg.report_every == 0 and self._report(callback)
+
+    def run_steps(self, n: int, callback: Callback | None = None) -> None:
+        """Up to n optimizer steps; stops early at the end of training or on divergence."""
+        if self.finished:
+            return
+        self.status = "running"
+        if self._mode_matters:
+            self.model.train()
+        n = min(n, self.total_steps - self.step_count)
+        self.clock.start()
+        with self.tuner.scope():
+            probe = min(10, max(2, self.steps_per_epoch // 20))
+            stopped, n = self.tuner.tune(n, probe, lambda: self._one_step(callback))
+            for _ in range(n):
+                if stopped := self._one_step(callback):
+                    break
+            if not stopped:
+                self._check()  # once per call: a page's frame ends with weights known good
+        self.clock.stop()
+        if self.status == "running" and self.step_count >= self.total_steps:
+            self.status = "done"
+
+    def step(self) -> None:
+        """One optimizer step on the next batch (closing the epoch when it is the last)."""
+        self.run_steps(1)
+
+    def run_for(self, seconds: float, callback: Callback | None = None) -> None:
+        """Train for about `seconds` (whole chunks of report_every steps): one frame of a page."""
+        deadline = self.clock.elapsed + seconds
+        while not self.finished and self.clock.elapsed < deadline:
+            self.run_steps(min(self.cfg.report_every, self.steps_left_in_epoch), callback)
+
+    def run_epoch(self, callback: Callback | None = None) -> EpochRecord | None:
+        """Train to the end of the current epoch; returns its record (None if it didn't finish)."""
+        done = len(self.history.epochs)
+        self.run_steps(self.steps_left_in_epoch, callback)
+        return self.history.epochs[-1] if len(self.history.epochs) > done else None
+
+    def fit(self, callback: Callback | None = None) -> History:
+        """Train for cfg.epochs (or until the callback says stop, or the loss diverges)."""
+        self.run_steps(self.total_steps - self.step_count, callback)
+        return self.history
+
+    def stop(self, reason: str = "Stopped.") -> None:
+        """Mark training as stopped, keeping the model as trained so far."""
+        if not self.finished:
+            self.status, self.message = "stopped", reason
+
+    # --- sync points ---------------------------------------------------------------------
+
+    def _check(
+        self, losses: Sequence[float] | None = None, confirm: bool = True, validated: bool = False
+    ) -> bool:
+        """The divergence check on losses just read (default: the running total). True if it went
+        wrong: status 'diverged', the last good weights back in the model. `confirm`: all is well,
+        so move the guard's copies along (at a sync point the page or a report relies on)."""
+        problem = self.guard.problem([self.totals.read()[0]] if losses is None else losses, weights=confirm)
+        if problem is None:
+            if confirm:
+                self.guard.confirm(validated)
+            return False
+        self.guard.restore()
+        self.totals.reset()  # the NaNs stay out of the next epoch's numbers
+        self.status, self.message = "diverged", divergence_message(problem, self.step_count, self.lr)
+        return True
+
+    def _report(self, callback: Callback | None, val: tuple[float, float] | None = None) -> bool:
+        """Tell the callback how training goes since the last report. True = stop."""
+        synchronize(self.device)
+        totals = self.totals.read()
+        if self._check([totals[0]], validated=val is not None):
+            return True
+        progress = self.reporter.report(
+            totals, self.step_count, self.total_steps, self.epoch_progress, self.batch_size, self.lr, val
+        )
+        if callback is not None and callback(progress):
+            self.stop("Stopped by request.")
+            return True
+        return False
+
+    def _close_epoch(self, callback: Callback | None) -> bool:
+        """Record the epoch that just ended (evaluating on val). True = stop (diverged, or asked)."""
+        synchronize(self.device)
+        train_time = self.clock.since("epoch")
+        totals = self.totals.read()
+        val = None
+        if math.isfinite(totals[0]) and self.val is not None and len(self.val[0]):
+            val = evaluate(self.model, *self.val, set_eval=self._mode_matters)
+        if self._check([totals[0], *(val or ())], confirm=False):  # a report (if any) confirms
+            return True
+        self.epoch += 1
+        self.reporter.close_epoch(totals, self.epoch, self.step_count, self.lr, val, train_time)
+        # With a callback, every epoch end is also a report (it carries the validation numbers).
+        return callback is not None and self._report(callback, val)
+
+
+def fit(
+    model: nn.Module,
+    train: tuple[Any, Any],
+    val: tuple[Any, Any] | None = None,
+    cfg: TrainConfig | None = None,
+    callback: Callback | None = None,
+) -> History:
+    """Train `model` on (X, y) pairs with cfg; returns the history. The model trains in place."""
+    return Trainer(model, train, val, cfg).fit(callback)

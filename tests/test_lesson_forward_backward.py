@@ -1,0 +1,120 @@
+"""The lesson behind the step-by-step page: settings, batches, shapes, checks, tables, init spread."""
+
+import math
+
+import numpy as np
+import pytest
+
+from mlp.figures.diagrams import shape_svg
+from mlp.lessons.checks import gradient_report, step_checks
+from mlp.lessons.forward_backward import WIDTHS, ForwardSettings, from_query, make_batch, run_lesson, to_query
+from mlp.lessons.init_spread import activation_spread, spread_summary
+from mlp.lessons.shapes import shape_story
+from mlp.lessons.tables import layer_table, tensor_table
+from mlp.manual import shape_text
+
+
+@pytest.mark.parametrize(("text", "widths"), [("5", (5,)), ("256, 128", (256, 128)), (" 8;4 2 ", (8, 4, 2))])
+def test_hidden_widths_read_what_people_type(text, widths):
+    assert WIDTHS.parse(text) == widths
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "Give 1 to 4"),
+        ("1.5", "not a whole number"),
+        ("0", "between 1 and 1024"),
+        ("1,2,3,4,5", "Use 1 to 4 hidden layers"),
+    ],
+)
+def test_hidden_widths_explain_what_is_wrong(text, message):
+    with pytest.raises(ValueError, match=message):
+        WIDTHS.parse(text)
+
+
+def test_the_settings_round_trip_through_a_link():
+    settings = ForwardSettings(n=7, d_in=5, hidden=(6, 5, 4), k=4, activation="tanh", source="toy", seed=3)
+    assert from_query(to_query(settings)) == (settings, [])
+
+
+@pytest.mark.parametrize(
+    ("source", "shape", "k"), [("gaussian", (6, 3), 3), ("toy", (6, 2), 3), ("mnist", (6, 784), 10)]
+)
+def test_batches_have_their_shapes_and_repeat_with_the_seed(source, shape, k):
+    cfg = ForwardSettings(n=6, source=source, toy_kind="spiral", k=3)
+    batch = make_batch(cfg)
+    assert batch.X.shape == shape and batch.X.dtype == np.float32 and batch.k == k
+    assert np.array_equal(make_batch(cfg).X, batch.X)
+    assert batch.y.max() < batch.k
+    if source == "mnist":
+        assert batch.images.shape == (6, 28, 28) and batch.X.min() >= 0 and batch.X.max() <= 1
+
+
+def test_bad_config_is_refused_with_the_range():
+    with pytest.raises(ValueError, match="n must be between 1 and 1024; got 0"):
+        ForwardSettings(n=0)
+    with pytest.raises(ValueError, match="Use 1 to 4 hidden layers"):
+        ForwardSettings(hidden=())
+
+
+def test_symbols_name_every_tensor():
+    lesson = run_lesson(ForwardSettings(hidden=(5, 4)))
+    expected = {"X": ("N", "d_in"), "W1": ("d_in", "h1"), "b2": ("h2",), "W3": ("h2", "K")}
+    expected |= {"z2": ("N", "h2"), "dz3": ("N", "K"), "da1": ("N", "h1"), "loss": (), "Y": ("N", "K")}
+    for name, symbols in expected.items():
+        assert lesson.symbols(name) == symbols, name
+    assert shape_text(("N",)) == "(N,)" and shape_text(()) == "()"
+
+
+def test_every_step_tells_a_shape_story_that_ends_in_its_own_shape():
+    lesson = run_lesson(ForwardSettings(n=4, hidden=(5, 6)))
+    for step in lesson.steps:
+        story = shape_story(lesson, step)
+        assert story.result.shape == step.shape, step.name
+        assert story.sentence and len(story.operators) >= 1
+        svg = shape_svg(story)
+        assert svg.startswith("<svg") and svg.endswith("</svg>") and f"→ {shape_text(step.shape)}" in svg
+    affine = shape_story(lesson, lesson.result.step("z2"))
+    assert affine.inner == "h1" and affine.broadcast == "b2"
+    assert [o.shape for o in affine.operands] == [(4, 5), (5, 6), (6,)]
+    weight = shape_story(lesson, lesson.result.step("dW2"))
+    assert weight.inner == "N" and weight.operands[0].name == "a1ᵀ" and weight.operands[0].shape == (5, 4)
+
+
+def test_checks_pass_on_a_sound_pass():
+    lesson = run_lesson(ForwardSettings(n=16, hidden=(32,)))
+    for step in lesson.steps:
+        assert all(c.ok in (True, None) for c in step_checks(lesson, step)), step.name
+    loss_notes = step_checks(lesson, lesson.result.step("loss"))
+    assert any(f"ln 3 = {math.log(3):.4f}" in c.detail for c in loss_notes)
+    dead = [c for c in step_checks(lesson, lesson.result.step("a1")) if c.label == "dead units"]
+    assert dead and dead[0].ok is None
+
+
+def test_tables_count_parameters_flops_and_bytes():
+    lesson = run_lesson(ForwardSettings(n=8, d_in=3, hidden=(5,), k=2))
+    layers = layer_table(lesson.widths, 8)
+    assert [r["parameters"] for r in layers] == [(3 + 1) * 5, (5 + 1) * 2]
+    assert layers[0]["forward FLOPs"] == 2 * 8 * 3 * 5 and layers[0]["formula"] == "(3 + 1) × 5"
+    rows = {r["tensor"]: r for r in tensor_table(lesson)}
+    assert rows["W1"]["bytes"] == 3 * 5 * 4 and rows["W1"]["role"] == "parameter"
+    assert rows["dW1"]["role"] == "gradient" and rows["z1"]["role"] == "activation"
+    assert rows["X"]["shape"] == "(N, d_in)" and rows["b1"]["size"] == "(5,)"
+
+
+def test_gradient_report_is_green_and_turns_red_when_broken():
+    assert gradient_report(run_lesson(ForwardSettings())).ok
+    broken = gradient_report(run_lesson(ForwardSettings(break_grad=True)))
+    assert not broken.ok
+    assert [r["status"] for r in broken.autograd_rows()] == ["FAIL", "FAIL", "pass", "pass"]
+
+
+def test_he_init_keeps_relu_activations_stable_and_small_init_collapses():
+    spread = activation_spread(depth=10, width=256)
+    he, xavier, small = (spread[k] for k in ("kaiming", "xavier", "normal"))
+    assert 0.5 < he[-1] / he[0] < 2
+    assert xavier[-1] / xavier[0] < 0.1 and small[-1] < 1e-5
+    assert "He keeps the scale stable" in spread_summary(spread, "relu")
+    tanh = activation_spread(activation="tanh", depth=10, width=256)
+    assert "Xavier" in spread_summary(tanh, "tanh")

@@ -1,0 +1,215 @@
+"""The 2D playground's model: settings and links, presets, the run and what a frame draws."""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import torch
+
+from mlp.data import read_points_csv
+from mlp.lessons.playground import PRESETS, Settings, from_query, from_widgets, link, make_points, to_query
+from mlp.lessons.playground_run import Playground, current_run
+from mlp.model import MLP
+from mlp.train import TrainConfig, Trainer
+
+
+def weights(model) -> list[torch.Tensor]:
+    return [p.detach().clone() for p in model.parameters()]
+
+
+# --- engines, presets, the run ------------------------------------------------------------------
+
+
+def test_manual_and_autograd_engines_agree_over_50_sgd_steps():
+    points = make_points(Settings(kind="moons", classes=2, n=400))
+    runs = {}
+    for engine in ("autograd", "manual"):
+        model = MLP(2, [16, 16], 2, activation="tanh", seed=3)
+        cfg = TrainConfig(
+            engine=engine, optimizer="sgd", lr=0.1, batch_size=32, epochs=100, seed=3, device="cpu"
+        )
+        trainer = Trainer(model, (points.X_train, points.y_train), (points.X_test, points.y_test), cfg)
+        trainer.run_steps(50)
+        runs[engine] = (weights(model), [r.train_loss for r in trainer.history.epochs], trainer)
+    (wa, la, ta), (wm, lm, tm) = runs["autograd"], runs["manual"]
+    assert ta.step_count == tm.step_count == 50
+    assert max((a - b).abs().max().item() for a, b in zip(wa, wm, strict=True)) < 1e-5
+    assert np.allclose(la, lm, atol=1e-5)
+
+
+def test_spiral_preset_reaches_95_percent_on_test_points():
+    settings = PRESETS["spiral"]
+    assert (settings.kind, settings.classes) == ("spiral", 3)
+    run = Playground(settings, make_points(settings))
+    while not run.trainer.finished:
+        run.run(200)
+    assert run.status == "done"
+    assert run.trainer.history.epochs[-1].val_acc >= 0.95
+
+
+def test_reset_gives_identical_weights_and_an_identical_rerun():
+    settings = replace(PRESETS["moons"], batch_size=16, dropout=0.1)  # minibatches and dropout: RNG at work
+    run = Playground(settings, make_points(settings))
+    start = weights(run.model)
+    run.run(37)
+    after_first = weights(run.model)
+    run.reset()
+    assert all(torch.equal(a, b) for a, b in zip(start, weights(run.model), strict=True))
+    assert run.trainer.step_count == 0 and not run.trainer.history.epochs
+    run.run(37)
+    assert all(torch.equal(a, b) for a, b in zip(after_first, weights(run.model), strict=True))
+
+
+def test_relu_at_lr_10_dies_rather_than_diverges_and_says_so():
+    settings = replace(PRESETS["spiral"], optimizer="sgd", lr=10.0)
+    run = Playground(settings, make_points(settings))
+    assert run.mostly_dead() == []
+    run.run(50)
+    assert run.status == "running"  # the loss stays finite: the units die instead
+    assert [layer for layer, dead, units in run.mostly_dead()] == [1, 2]
+    assert all(dead >= 29 and units == 32 for _, dead, units in run.mostly_dead())
+
+
+def test_divergence_at_lr_10_pauses_with_a_finite_model():
+    settings = replace(PRESETS["spiral"], optimizer="sgd", lr=10.0, activation="leaky_relu")
+    run = Playground(settings, make_points(settings))
+    for _ in range(50):
+        run.run(10)
+        if run.trainer.finished:
+            break
+    assert run.status == "diverged" and "lower learning rate" in run.trainer.message
+    assert all(torch.isfinite(p).all() for p in run.model.parameters())
+    assert np.isfinite(run.grid_probs()).all()
+    run.apply(replace(settings, lr=0.01))  # a lower learning rate is the way on
+    assert run.status == "ready"
+    run.run(5)
+    assert run.status == "running"
+
+
+def test_new_training_settings_keep_the_weights_and_the_history():
+    run = Playground(PRESETS["circles"], make_points(PRESETS["circles"]))
+    run.run(20)
+    before = weights(run.model)
+    run.apply(replace(run.settings, lr=0.001, optimizer="momentum"))
+    assert all(torch.equal(a, b) for a, b in zip(before, weights(run.model), strict=True))
+    assert len(run.trainer.history.epochs) == 20 and run.trainer.lr == pytest.approx(0.001)
+    assert run.settings.needs_new_network(replace(run.settings, hidden=(4,)))
+    assert not run.settings.needs_new_network(replace(run.settings, lr=0.5))
+
+
+def test_the_run_follows_the_settings_new_points_new_network_or_new_training():
+    run = current_run(None, PRESETS["circles"])
+    run.run(5)
+    assert current_run(run, replace(run.settings, lr=0.1)) is run and run.trainer.lr == pytest.approx(0.1)
+    assert run.trainer.step_count == 5  # the same run trains on with the new learning rate
+    new_net = current_run(run, replace(run.settings, hidden=(4,)))
+    assert new_net is not run and new_net.points is not run.points and new_net.trainer.step_count == 0
+    assert np.array_equal(new_net.points.X_train, run.points.X_train)  # same data settings, same points
+    new_points = current_run(new_net, replace(new_net.settings, data_seed=1))
+    assert not np.array_equal(new_points.points.X_train, run.points.X_train)
+    rows = "".join(f"{i},{(i * 7) % 11},{i % 3}\n" for i in range(60))
+    upload = read_points_csv(("x1,x2,label\n" + rows).encode(), "mine.csv")
+    mine = current_run(new_points, new_points.settings, upload, "file-1")
+    assert mine.points.name == "mine.csv" and mine.points.classes == 3
+    assert current_run(mine, replace(mine.settings, noise=0.5), upload, "file-1") is mine  # the file decides
+
+
+def test_comparing_engines_trains_a_twin_in_lockstep():
+    run = Playground(PRESETS["xor"], make_points(PRESETS["xor"]))
+    run.run(15)
+    run.compare(True)
+    assert run.trainer.step_count == 0  # comparing starts both from the initial weights
+    run.run(40)
+    gap = run.engine_gap()
+    assert gap["epochs"] == 40 and gap["loss"] < 1e-5 and gap["weights"] < 1e-5
+    assert run.twin_curves()["train_loss"].shape == run.curves()["train_loss"].shape
+    run.compare(False)
+    assert run.engine_gap() is None
+
+
+def test_what_the_page_shows_has_the_right_shapes():
+    settings = PRESETS["blobs"]
+    run = Playground(settings, make_points(settings))
+    run.run(30)
+    assert run.grid_probs().shape == (100, 100, 4)
+    assert np.allclose(run.grid_probs().sum(-1), 1, atol=1e-5)
+    assert run.confusion().sum() == len(run.points.y_test)
+    assert run.neuron_maps() == []  # blobs' preset has no hidden layer: softmax regression
+    deep = Playground(PRESETS["spiral"], make_points(PRESETS["spiral"]))
+    assert [m.shape for m in deep.neuron_maps()] == [(32, 28, 28), (32, 28, 28)]
+
+
+# --- settings and links -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_every_preset_round_trips_through_the_link(name):
+    settings = PRESETS[name]
+    assert from_query(to_query(settings)) == (settings, [])
+
+
+def test_unusual_settings_round_trip_too():
+    settings = Settings(
+        kind="blobs", n=1250, noise=0.35, classes=5, test_fraction=0.3, data_seed=77, hidden=(128, 1, 7),
+        activation="gelu", init="xavier", dropout=0.25, seed=12345, optimizer="nesterov", lr=0.0003,
+        batch_size=7, weight_decay=1e-5, scheduler="cosine", warmup_epochs=20.0, grad_clip=0.5, epochs=321,
+        speed=3,
+    )  # fmt: skip
+    assert from_query(to_query(settings)) == (settings, [])
+    assert to_query(Settings(hidden=()))["hidden"] == "none"
+    assert from_query({"hidden": "none"})[0].hidden == ()
+
+
+def test_bad_link_parameters_are_skipped_with_notes_that_never_repeat_them():
+    query = {"lr": "abc", "n": "100000", "hidden": "8-x", "data": "swirl", "classes": "4", "opt": "adam"}
+    query |= {"foo": "1", "speed": "1e400", "noise": "nan", "seed": "x" * 500}
+    settings, notes = from_query(query, base=PRESETS["moons"])
+    assert settings == PRESETS["moons"]
+    reasons = {note.key: note.reason for note in notes}
+    assert reasons == {
+        "lr": "lr must be a number",
+        "n": "n must be between 50 and 2000",
+        "hidden": "hidden must be 0 to 8 layers of 1 to 128 units, separated by commas, e.g. 32, 32",
+        "data": "kind must be one of blobs, moons, circles, xor, spiral",
+        "foo": "this page has no such setting",
+        "speed": "speed must be a whole number",
+        "noise": "noise must be a finite number",
+        "seed": "longer than 200 characters",
+        "classes": "this data set has 2 classes",
+    }
+    assert {note.value for note in notes} >= {"abc", "100000", "8-x", "swirl", "1", "1e400", "nan", "4"}
+    assert from_query({"lr": "0.3", "n": "850"})[0] == replace(Settings(), lr=0.3, n=850)
+
+
+def test_a_link_from_uploaded_points_says_so():
+    assert link(PRESETS["xor"], uploaded=True)["data"] == "file"
+    settings, notes = from_query(link(PRESETS["xor"], uploaded=True))
+    assert settings == replace(PRESETS["xor"], kind=Settings().kind)  # all but the points it can't carry
+    assert [(n.key, n.value) for n in notes] == [("data", "file")]
+    assert "came from a file" in notes[0].reason
+
+
+def test_sidebar_values_that_cannot_be_used_keep_the_previous_ones():
+    widgets = {**to_query_fields(PRESETS["spiral"]), "hidden": "16, banana", "lr": 0.1}
+    settings, problems = from_widgets(widgets, PRESETS["spiral"])
+    assert settings.hidden == (32, 32) and settings.lr == 0.1
+    assert "'banana' is not a whole number" in str(problems[0])
+    manual = from_widgets({**widgets, "hidden": "8", "engine": "manual", "dropout": 0.3}, PRESETS["spiral"])[
+        0
+    ]
+    assert manual.engine == "manual" and manual.dropout == 0.0  # the rule wins over the stale slider
+
+
+def to_query_fields(settings: Settings) -> dict:
+    return {name: getattr(settings, name) for name in settings.__dataclass_fields__}
+
+
+def test_invalid_settings_say_what_is_allowed():
+    with pytest.raises(ValueError, match=r"lr must be between 0\.0001 and 10"):
+        Settings(lr=20.0)
+    with pytest.raises(ValueError, match="Use 0 to 8 hidden layers"):
+        Settings(hidden=(2,) * 9)
+    with pytest.raises(ValueError, match="'moons' has 2 classes"):
+        Settings(kind="moons", classes=3)
+    with pytest.raises(ValueError, match="manual engine has no dropout"):
+        Settings(engine="manual", dropout=0.2)
