@@ -1,8 +1,19 @@
 """mlp: the library behind the MLP Playground. Usable from a notebook; never imports streamlit.
 
-Modules: `model` (the nn.Module MLP), `manual` (the same network with the math written out),
-`gradcheck` (manual gradients against autograd and finite differences), `data` (2D toy sets,
-MNIST), `train` (one training engine), `device` (CUDA, MPS or CPU).
+Three layers; arrows point down (tests/test_repo.py checks it):
+
+    core (imports only the core)
+        model.py      the MLP as an nn.Module, seeded inits, to and from the notes' [(W, b)]
+        manual.py     the same network with every step of forward and backprop written out
+        gradcheck.py  manual gradients against autograd (float64) and finite differences
+        metrics.py    confusion matrix, per-class scores, top-k
+        device.py     CUDA, then Apple MPS, then the CPU; CPU threads for a block
+        io.py         models to safetensors and back, the architecture in the metadata
+        errors.py     errors a person caused, with their own text kept apart
+        data/         toy sets, CSV points, MNIST (download, parse, cache, sample), drawn digits
+        train/        one engine: config, schedule, optimizer, batches, gradients, guard, trainer
+    lessons/          one model per page: its settings (and their link form), its run, what it shows
+    figures/          plotly figures and SVG from plain arrays: no training, no settings
 """
 
 __version__ = "0.1.0"

@@ -238,6 +238,13 @@ class ForwardBackward:
         raise KeyError(f"No step named {name!r}; steps are {[s.name for s in self.steps]}.")
 
 
+def shape_text(shape: Sequence) -> str:
+    """Python's way of writing a shape: (N, d_in), (K,), ()."""
+    if len(shape) == 1:
+        return f"({shape[0]},)"
+    return "(" + ", ".join(str(s) for s in shape) + ")"
+
+
 def backend_of(x: Array) -> str:
     """'torch' for a tensor, 'numpy' for anything array-like."""
     return "torch" if torch.is_tensor(x) else "numpy"

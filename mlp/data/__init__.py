@@ -1,0 +1,28 @@
+"""Data: the 2D toy sets, labelled points from CSV files, MNIST, and digits people draw.
+
+toy     make_2d (blobs, moons, circles, XOR, spirals) and a stratified split
+points  a 2D data set split for training and testing; points from a CSV file
+mnist   the IDX parser, download with checksums, the cache, the bundled sample
+digits  a drawn or photographed digit made MNIST-like (28×28, centred)
+"""
+
+from mlp.data.mnist import MnistData, load_mnist, load_sample
+from mlp.data.points import Points, UploadedPoints, points_csv, read_points_csv, uploaded_points
+from mlp.data.toy import KINDS, MAX_CLASSES, MULTICLASS_KINDS, gallery, make_2d, split
+
+__all__ = [
+    "KINDS",
+    "MAX_CLASSES",
+    "MULTICLASS_KINDS",
+    "MnistData",
+    "Points",
+    "UploadedPoints",
+    "gallery",
+    "load_mnist",
+    "load_sample",
+    "make_2d",
+    "points_csv",
+    "read_points_csv",
+    "split",
+    "uploaded_points",
+]

@@ -1,0 +1,114 @@
+"""Labelled 2D points: a data set split for training and testing, and points from a CSV file."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from mlp.data.toy import split
+from mlp.errors import InputError
+
+MAX_CSV_ROWS = 5_000
+MAX_CSV_BYTES = 2_000_000
+MAX_CSV_CLASSES = 8
+PLANE = 1.5  # uploaded points are centred and scaled into [-PLANE, PLANE]^2
+
+
+@dataclass
+class Points:
+    """A labelled 2D data set, split for training and testing."""
+
+    X_train: np.ndarray  # (n_train, 2) float32
+    y_train: np.ndarray  # (n_train,) int64
+    X_test: np.ndarray
+    y_test: np.ndarray
+    classes: int
+    name: str  # "spiral (3 arms)" or "points.csv"
+
+    @property
+    def extent(self) -> tuple[float, float, float, float]:
+        """x and y ranges of the plane shown: every point plus a margin, square, at least ±1.5."""
+        both = np.concatenate([self.X_train, self.X_test])
+        half = max(PLANE, float(np.abs(both).max()) * 1.1)
+        return (-half, half, -half, half)
+
+
+@dataclass
+class UploadedPoints:
+    """Points read from a CSV file, before the train/test split."""
+
+    X: np.ndarray  # (n, 2) float32, centred and scaled into the plane
+    y: np.ndarray  # (n,) int64 in 0..K-1
+    classes: int
+    note: str  # what was done to the file, in a sentence
+    name: str = "points.csv"  # the file's name (the uploader's text: show it as plain text)
+
+
+def read_points_csv(data: bytes, name: str = "points.csv") -> UploadedPoints:
+    """Points from a CSV with the columns x1, x2, label; ValueError saying what is wrong otherwise."""
+    if len(data) > MAX_CSV_BYTES:
+        raise ValueError(f"The file is {len(data) / 1e6:.1f} MB; the limit is {MAX_CSV_BYTES / 1e6:.0f} MB.")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ValueError("This is not a text file: upload a UTF-8 CSV with columns x1, x2, label.") from None
+    try:
+        frame = pd.read_csv(io.StringIO(text), skipinitialspace=True, dtype=str, keep_default_na=False)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as err:
+        detail = (str(err).splitlines() or ["empty"])[0]
+        raise InputError("This is not a readable CSV ({}).", detail[:80]) from None
+    columns = [str(c).strip().lower() for c in frame.columns]
+    if columns != ["x1", "x2", "label"]:
+        found = ", ".join(str(c) for c in frame.columns) or "nothing"
+        raise InputError("Expected the header x1, x2, label (in that order); found {}.", found[:80])
+    if len(frame) < 10:
+        raise ValueError(f"The file has {len(frame)} rows; a playground needs at least 10 points.")
+    if len(frame) > MAX_CSV_ROWS:
+        raise ValueError(f"The file has {len(frame):,} rows; at most {MAX_CSV_ROWS:,} are allowed.")
+    numbers = {}
+    for column in frame.columns:
+        cells = frame[column].str.strip()
+        values = pd.to_numeric(cells, errors="coerce")
+        bad = values.isna() | ~np.isfinite(values.fillna(0))
+        if bad.any():
+            row = int(np.flatnonzero(bad.to_numpy())[0])
+            cell = cells.iloc[row]
+            where = f"Row {row + 2} (counting the header), column {column.strip().lower()}"
+            if cell == "":
+                raise ValueError(f"{where}, is empty.")
+            raise InputError(f"{where}, has {{}}, which is not a finite number.", cell[:40])
+        numbers[column.strip().lower()] = values.to_numpy(dtype=np.float64)
+    labels = numbers["label"]
+    if not np.all(labels == np.round(labels)):
+        row = int(np.flatnonzero(labels != np.round(labels))[0])
+        raise ValueError(f"Labels must be whole numbers; row {row + 2} has {labels[row]:g}.")
+    values = np.unique(labels)
+    if len(values) < 2:
+        raise ValueError(f"Every point has label {values[0]:g}: a classifier needs at least two classes.")
+    if len(values) > MAX_CSV_CLASSES:
+        raise ValueError(f"{len(values)} different labels; at most {MAX_CSV_CLASSES} classes are allowed.")
+    y = np.searchsorted(values, labels).astype(np.int64)
+    X = np.column_stack([numbers["x1"], numbers["x2"]])
+    centre = (X.max(axis=0) + X.min(axis=0)) / 2
+    scale = PLANE / max(float(np.abs(X - centre).max()), 1e-12)
+    X = ((X - centre) * scale).astype(np.float32)
+    note = f"{len(y):,} points, {len(values)} classes, centred and scaled to fit [-{PLANE}, {PLANE}]²"
+    if not np.array_equal(values, np.arange(len(values))):
+        note += f"; labels {', '.join(f'{v:g}' for v in values)} became 0 to {len(values) - 1}"
+    return UploadedPoints(X, y, len(values), note + ".", name)
+
+
+def uploaded_points(upload: UploadedPoints, test_fraction: float, seed: int) -> Points:
+    """The uploaded points split stratified for training and testing."""
+    (X_train, y_train), (X_test, y_test) = split(upload.X, upload.y, test_fraction, seed=seed)
+    return Points(X_train, y_train, X_test, y_test, upload.classes, upload.name)
+
+
+def points_csv(points: Points) -> str:
+    """The data set as a CSV that read_points_csv takes back: x1, x2, label (train, then test)."""
+    X = np.concatenate([points.X_train, points.X_test])
+    y = np.concatenate([points.y_train, points.y_test])
+    return pd.DataFrame({"x1": X[:, 0], "x2": X[:, 1], "label": y}).to_csv(index=False, float_format="%.6g")
