@@ -1,7 +1,22 @@
-"""What every page shares. Streamlit never lists __init__.py as a page."""
+"""What every page shares: the app shell, text shown as text, link notes, the drawing pad.
+
+Streamlit never lists __init__.py as a page.
+"""
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import streamlit as st
+
+# Private, and the one place it is used: Streamlit 1.61+ has no public switch for this.
+# tests/test_app.py fails loudly if an upgrade renames it or stops reading it.
 from streamlit.runtime.pages_manager import PagesManager
+
+from mlp.errors import InputError
+from mlp.lessons.settings import LinkNote, Spec, widget_values
+
+MAX_NOTES = 5  # link notes shown one by one; the rest are counted
 
 
 def require_shell() -> None:
@@ -15,6 +30,75 @@ def require_shell() -> None:
     if PagesManager.uses_pages_directory:
         PagesManager.uses_pages_directory = False
         st.rerun()
+
+
+def page_settings(
+    prefix: str, specs: Mapping[str, Spec], first: Callable[[], tuple[Any, list[LinkNote]]]
+) -> tuple[Any, list[LinkNote]]:
+    """A page's saved settings, and its sidebar's widgets filled from them where they are missing.
+
+    Streamlit forgets a widget's value when its page is not shown, so the settings live under
+    `prefix + "settings"` and refill the widgets on the way back. On a visitor's first view
+    `first()` gives them (from the link, or the defaults) with notes on what the link got wrong.
+    """
+    key, notes = prefix + "settings", []
+    if key not in st.session_state:
+        st.session_state[key], notes = first()
+    for name, value in widget_values(st.session_state[key], prefix, specs).items():
+        st.session_state.setdefault(name, value)
+    return st.session_state[key], notes
+
+
+def load_settings(prefix: str, specs: Mapping[str, Spec], settings: Any) -> None:
+    """Settings (a preset, a loaded link) into the page's saved settings and its widgets."""
+    st.session_state[prefix + "settings"] = settings
+    st.session_state.update(widget_values(settings, prefix, specs))
+
+
+def literal(text: str, limit: int = 60) -> str:
+    """Untrusted text (a link's, a file name) as Markdown that shows it verbatim: a code span.
+
+    Inside a code span Markdown draws no link, image or HTML, and makes no autolink of a bare
+    address; the text is cut at `limit` characters and kept to one line.
+    """
+    text = " ".join(str(text).split())
+    text = text if len(text) <= limit else text[: limit - 1] + "…"
+    fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    return f"{fence} {text} {fence}"
+
+
+def say(error: BaseException) -> str:
+    """An error's sentence as Markdown, with the person's own text in it shown as literal text."""
+    if isinstance(error, InputError):
+        return error.template.format(*(literal(q) for q in error.quoted))
+    return str(error)
+
+
+def stops(label: str, spec: Spec, key: str, fmt: Callable = lambda v: f"{v:g}", **kwargs) -> Any:
+    """A select-slider over the spec's stops (and a linked value between them)."""
+    return st.select_slider(label, spec.options(st.session_state[key]), key=key, format_func=fmt, **kwargs)
+
+
+def slider(label: str, spec: Spec, key: str, **kwargs) -> Any:
+    """A slider over the spec's range and step."""
+    return st.slider(label, spec.low, spec.high, step=spec.step, key=key, **kwargs)
+
+
+def number(label: str, spec: Spec, key: str, **kwargs) -> Any:
+    """A number input over the spec's range and step."""
+    return st.number_input(label, spec.low, spec.high, step=spec.step, key=key, **kwargs)
+
+
+def show_link_notes(notes: Sequence[LinkNote]) -> None:
+    """What a link carried that the page could not use, each value shown as plain text."""
+    for note in notes[:MAX_NOTES]:
+        st.warning(
+            f"Ignored {literal(note.key + '=' + note.value)}: {note.reason}.", icon=":material/link_off:"
+        )
+    if len(notes) > MAX_NOTES:
+        st.warning(
+            f"…and {len(notes) - MAX_NOTES} more link parameters, ignored.", icon=":material/link_off:"
+        )
 
 
 _PAD_SIDE = 56  # the pad sends its ink at 56 × 56; mlp.digits makes a 28 × 28 digit of it

@@ -2,7 +2,8 @@
 
 import streamlit as st
 
-from mlp.plots import toy_gallery
+from mlp.data import gallery
+from mlp.figures.plane import toy_gallery
 from pages import require_shell
 
 require_shell()
@@ -58,7 +59,7 @@ with right:
     )
 
 st.subheader("The toy data sets")
-st.plotly_chart(toy_gallery(), config={"displayModeBar": False, "staticPlot": True})
+st.plotly_chart(toy_gallery(gallery()), config={"displayModeBar": False, "staticPlot": True})
 st.caption(
     "Every page runs on one small library, `mlp` — the same code trains the toy sets and MNIST, "
     "and the step-by-step page shows the math that trains them."

@@ -5,35 +5,21 @@ import os
 import pandas as pd
 import streamlit as st
 
-from mlp.device import DEVICES, available_devices, pick_device
-from mlp.digits import canvas_to_gray, image_to_gray, to_mnist
-from mlp.io import architecture_json, model_from_bytes, model_to_bytes
-from mlp.mnist import MnistData, load_mnist
-from mlp.mnist_run import MnistRun
-from mlp.model import ACTIVATIONS, INITS, ModelConfig
-from mlp.plots2d import confusion_figure, neurons_figure
-from mlp.plots_mnist import compare_figure, digit_grid, live_curves_figure, lr_figure, probability_bars
-from mlp.train import OPTIMIZERS, SCHEDULERS, TrainConfig
-from mlp.walkthrough import parse_widths
-from pages import digit_pad, require_shell
+import pages as ui
+from mlp.data import MnistData, load_mnist
+from mlp.data.digits import digit_from_canvas, digit_from_image
+from mlp.device import device_choices, pick_device
+from mlp.figures.classes import confusion_figure, digit_grid, probability_bars
+from mlp.figures.curves import compare_figure, live_curves_figure, lr_figure
+from mlp.figures.plane import neurons_figure
+from mlp.lessons.mnist import SPECS, WIDTHS, MnistRun, MnistSession, from_query, from_widgets
+from mlp.model import ACTIVATIONS, INITS
+from mlp.train import OPTIMIZERS, SCHEDULERS, describe_schedule
 
-require_shell()
+ui.require_shell()
 
 FRAME_SECONDS = 0.4  # training time per frame; Stop lands within one
 CHART = {"displayModeBar": False}
-LRS = [1e-4, 3e-4, 1e-3, 2e-3, 3e-3, 0.01, 0.03, 0.1, 0.3]
-BATCHES = [16, 32, 64, 128, 256, 512, 1024]
-DECAYS = [0.0, 1e-5, 1e-4, 1e-3, 1e-2]
-
-
-def seconds_text(seconds: float) -> str:
-    return (
-        f"{seconds * 1000:.0f} ms"
-        if seconds < 1
-        else f"{seconds:.1f} s"
-        if seconds < 60
-        else f"{seconds / 60:.1f} min"
-    )
 
 
 def show_guess(run: MnistRun, digit, caption: str, key: str) -> None:
@@ -48,8 +34,11 @@ def dataset() -> MnistData:
     return load_mnist(download=os.environ.get("MLP_PLAYGROUND_DOWNLOAD") == "1", timeout=10)
 
 
+saved, notes = ui.page_settings("mn_", SPECS, lambda: from_query(st.query_params.to_dict()))
+session: MnistSession = st.session_state.setdefault("mn_session", MnistSession())
 st.title("MNIST")
 st.caption("Train a multilayer perceptron on handwritten digits, watch it learn, and look inside it.")
+ui.show_link_notes(notes)
 data = dataset()
 
 # --- where the data comes from ------------------------------------------------------------------
@@ -77,147 +66,94 @@ with st.expander("Example digits, ten of each class"):
 # --- settings (sidebar) ------------------------------------------------------------------------
 with st.sidebar:
     st.subheader("Device")
-    choices = [d for d in DEVICES if d == "auto" or d in available_devices()]
-    device_choice = st.selectbox(
-        "Train on", choices, key="mn_device", help="auto: CUDA, then Apple MPS, then CPU."
-    )
-    info = pick_device(device_choice)
+    st.selectbox("Train on", device_choices(), key="mn_device", help="auto: CUDA, then Apple MPS, then CPU.")
+    info = pick_device(st.session_state.mn_device)
     st.caption(info.describe())
     st.subheader("Network")
-    hidden_text = st.text_input(
-        "Hidden widths", "128", key="mn_hidden", help="Up to 4 layers, e.g. 128 or 256, 128."
-    )
-    try:
-        hidden = parse_widths(hidden_text, max_layers=4, max_width=2048) if hidden_text.strip() else []
-    except ValueError as err:
-        st.error(f"{err} Using 128.")
-        hidden = [128]
-    activation = st.selectbox("Activation", ACTIVATIONS, key="mn_activation")
-    init = st.selectbox("Initialisation", INITS, key="mn_init")
-    dropout = st.slider("Dropout", 0.0, 0.8, 0.0, 0.05, key="mn_dropout")
+    st.text_input("Hidden widths", key="mn_hidden", help=WIDTHS.help)
+    st.selectbox("Activation", ACTIVATIONS, key="mn_activation")
+    st.selectbox("Initialisation", INITS, key="mn_init")
+    ui.slider("Dropout", SPECS["dropout"], "mn_dropout")
     st.subheader("Training")
-    optimizer = st.selectbox("Optimizer", OPTIMIZERS, index=OPTIMIZERS.index("adam"), key="mn_optimizer")
-    lr = st.select_slider("Learning rate", LRS, value=1e-3, key="mn_lr", format_func=lambda v: f"{v:g}")
-    batch = st.select_slider("Batch size", BATCHES, value=128, key="mn_batch")
-    epochs = st.number_input("Epochs", 1, 100, 5, key="mn_epochs")
-    decay = st.select_slider(
-        "Weight decay", DECAYS, value=0.0, key="mn_decay", format_func=lambda v: f"{v:g}"
-    )
-    scheduler = st.selectbox("Learning-rate schedule", SCHEDULERS, key="mn_scheduler")
-    warmup = st.number_input("Warmup epochs", 0.0, 10.0, 0.0, 0.5, key="mn_warmup")
-    clip = st.number_input("Gradient clipping (max norm, 0 = off)", 0.0, 100.0, 0.0, 0.5, key="mn_clip")
-    seed = st.number_input("Seed", 0, 2**31 - 1, 0, key="mn_seed")
-    amp = compile_ = False
+    st.selectbox("Optimizer", OPTIMIZERS, key="mn_optimizer")
+    ui.stops("Learning rate", SPECS["lr"], "mn_lr")
+    ui.stops("Batch size", SPECS["batch_size"], "mn_batch_size", str)
+    ui.number("Epochs", SPECS["epochs"], "mn_epochs")
+    ui.stops("Weight decay", SPECS["weight_decay"], "mn_weight_decay")
+    st.selectbox("Learning-rate schedule", SCHEDULERS, key="mn_scheduler")
+    ui.number("Warmup epochs", SPECS["warmup_epochs"], "mn_warmup_epochs")
+    ui.number("Gradient clipping (max norm, 0 = off)", SPECS["grad_clip"], "mn_grad_clip")
+    ui.number("Seed", SPECS["seed"], "mn_seed")
     if info.kind == "cuda":
-        amp = st.toggle("bf16 autocast", key="mn_amp", help="Matmuls in bfloat16; weights stay float32.")
-        compile_ = st.toggle(
+        st.toggle("bf16 autocast", key="mn_amp", help="Matmuls in bfloat16; weights stay float32.")
+        st.toggle(
             "CUDA graphs (torch.compile)",
             key="mn_compile",
-            help="Compiles for a while, then each step is one launch.",
+            help="Compiles for a while, then one launch a step.",
         )
 
+settings, problems = from_widgets(
+    {name: st.session_state.get(f"mn_{name}") for name in SPECS}, saved, info.kind
+)
+st.session_state.mn_settings = settings
+for problem in problems:
+    st.sidebar.error(f"{ui.say(problem)} Keeping the previous value.")
+st.sidebar.caption(describe_schedule(settings.train_config()))
+
 # --- start and stop ------------------------------------------------------------------------------
-st.session_state.setdefault("mn_running", False)
-st.session_state.setdefault("mn_runs", [])
 
 
 def start() -> None:
     try:
-        model_cfg = ModelConfig(784, hidden, 10, activation, init, dropout)
-        train_cfg = TrainConfig(
-            optimizer=optimizer,
-            lr=lr,
-            batch_size=batch,
-            epochs=int(epochs),
-            weight_decay=decay,
-            scheduler=scheduler,
-            warmup_epochs=warmup,
-            grad_clip=clip,
-            seed=int(seed),
-            device=device_choice,
-            amp=amp,
-            compile=compile_,
-        )
-        name = f"run {len(st.session_state.mn_runs) + 1}"
-        st.session_state.mn_run = MnistRun(dataset(), model_cfg, train_cfg, name)
-        st.session_state.mn_running = True
+        session.start(dataset(), st.session_state.mn_settings)
     except (ValueError, RuntimeError) as err:  # e.g. out of GPU memory, or a bad combination
-        st.session_state.mn_error = str(err)
+        st.session_state.mn_error = ui.say(err)
 
 
-def stop() -> None:
-    run = st.session_state.get("mn_run")
-    if run is not None and st.session_state.mn_running:
-        run.stop()
-        finish(run)
-
-
-def finish(run: MnistRun) -> None:
-    st.session_state.mn_running = False
-    run.evaluate()
-    st.session_state.mn_runs.append(run.summary())
-
-
-running = st.session_state.mn_running
 left, right, _ = st.columns([1.3, 1.3, 3.4])
+running = session.running
 left.button(
     "Start", icon=":material/play_arrow:", type="primary", key="mn_start", on_click=start, disabled=running
 )
-right.button("Stop", icon=":material/stop:", key="mn_stop", on_click=stop, disabled=not running)
+right.button("Stop", icon=":material/stop:", key="mn_stop", on_click=session.stop, disabled=not running)
 if error := st.session_state.pop("mn_error", None):
     st.error(f"Training could not start: {error}")
 
 
-@st.fragment(run_every=0.05 if running else None)
+@st.fragment(run_every=0.05 if session.running else None)
 def live() -> None:
-    run: MnistRun | None = st.session_state.get("mn_run")
+    run = session.run
     if run is None:
         st.info("Choose a network and training settings in the sidebar, then press **Start**.")
         return
-    t = run.trainer
-    reports, epochs_done = t.history.reports, t.history.epochs
-    rate = reports[-1].samples_per_sec if reports else 0.0
-    st.progress(
-        min(1.0, t.step_count / max(1, t.total_steps)),
-        text=f"{run.name}: {t.status} · step {t.step_count:,} of {t.total_steps:,}",
-    )
-    cols = st.columns(5)
-    cols[0].metric("Epoch", f"{t.epoch_progress:.2f} / {run.train_cfg.epochs}")
-    cols[1].metric("Samples / s", f"{rate:,.0f}")
-    cols[2].metric("Epoch time", seconds_text(epochs_done[-1].seconds) if epochs_done else "–")
-    cols[3].metric("ETA", seconds_text(reports[-1].eta) if reports and not run.finished else "–")
-    val = [e.val_acc for e in epochs_done if e.val_acc is not None]
-    cols[4].metric("Validation accuracy", f"{val[-1]:.2%}" if val else "–")
-    if t.status == "diverged":
-        st.error(t.message)
-    st.plotly_chart(live_curves_figure(run.live_curves()), config=CHART, key="mn_curves")
+    status = f"{ui.literal(run.name)} {run.status_line()}"
+    st.progress(run.trainer.step_count / max(1, run.trainer.total_steps), text=status)
+    for col, (label, value) in zip(st.columns(5), run.live_metrics(), strict=True):
+        col.metric(label, value)
+    if run.trainer.status == "diverged":
+        st.error(run.trainer.message)
+    st.plotly_chart(live_curves_figure(**run.live_curves()), config=CHART, key="mn_curves")
     with st.expander("Learning-rate schedule"):
-        st.plotly_chart(lr_figure(*run.lr_schedule(), t.epoch_progress), config=CHART, key="mn_lr_plot")
+        figure = lr_figure(*run.lr_schedule(), run.trainer.epoch_progress)
+        st.plotly_chart(figure, config=CHART, key="mn_lr_plot")
     # Train after drawing: the page shows this frame's state while the next one trains.
-    if st.session_state.mn_running:
-        run.advance(FRAME_SECONDS)
-        if run.finished:
-            finish(run)
-            st.rerun()  # the whole page: evaluation, and the timer off
+    if session.advance(FRAME_SECONDS):
+        st.rerun()  # the whole page: evaluation, and the timer off
 
 
 live()
-run: MnistRun | None = st.session_state.get("mn_run")
+run = session.run
 
 # --- evaluate, try, keep, compare ------------------------------------------------------------------
 evaluate_tab, try_tab, keep_tab, compare_tab = st.tabs(["Evaluate", "Try it", "Keep it", "Compare runs"])
-ready = run is not None and run.finished
-
 with evaluate_tab:
-    if not ready:
+    if not session.ready:
         st.info("The evaluation appears here when training ends (or is stopped).")
     else:
         ev = run.evaluate()
         a, b = st.columns(2)
         a.metric(
-            "Test accuracy",
-            f"{ev.accuracy:.2%}",
-            help=f"On {data.n_test:,} digits the network never trained on.",
+            "Test accuracy", f"{ev.accuracy:.2%}", help=f"On {data.n_test:,} digits it never trained on."
         )
         b.metric("Test loss", f"{ev.loss:.4f}")
         left, right = st.columns(2)
@@ -226,27 +162,17 @@ with evaluate_tab:
             st.plotly_chart(confusion_figure(ev.confusion, height=420), config=CHART, key="mn_confusion")
         with right:
             st.markdown("**Per digit**")
-            st.dataframe(
-                pd.DataFrame(ev.per_class).style.format(
-                    {"precision": "{:.1%}", "recall": "{:.1%}", "f1": "{:.3f}"}
-                ),
-                hide_index=True,
-                width="stretch",
+            scores = pd.DataFrame(ev.per_class).style.format(
+                {"precision": "{:.1%}", "recall": "{:.1%}", "f1": "{:.3f}"}
             )
+            st.dataframe(scores, hide_index=True, width="stretch", key="mn_per_digit")
         st.markdown("**Mistakes it was surest about**: true digit → top three guesses")
         mistakes = ev.mistakes(data.y_test, limit=16)
-        st.image(
-            [data.x_test[m["index"]] for m in mistakes],
-            caption=[f"{m['true']} → " + " · ".join(f"{c}: {p:.0%}" for c, p in m["top3"]) for m in mistakes],
-            width=112,
-        )
+        captions = [f"{m['true']} → " + " · ".join(f"{c}: {p:.0%}" for c, p in m["top3"]) for m in mistakes]
+        st.image([data.x_test[m["index"]] for m in mistakes], caption=captions, width=112)
         st.markdown("**First-layer weights**: what each hidden unit looks for (orange adds, blue subtracts)")
-        st.plotly_chart(
-            neurons_figure(run.first_layer_weights(64), per_row=16, pixels=3, bottom_up=False),
-            config=CHART,
-            key="mn_weights",
-            width="content",
-        )
+        weights = neurons_figure(run.first_layer_weights(64), per_row=16, pixels=3, bottom_up=False)
+        st.plotly_chart(weights, config=CHART, key="mn_weights", width="content")
 
 with try_tab:
     if run is None:
@@ -256,73 +182,43 @@ with try_tab:
         with pick:
             st.markdown("**A test digit**")
             index = st.number_input("Test digit number", 0, data.n_test - 1, 0, key="mn_pick")
-            st.image(data.x_test[index], width=140, caption=f"labelled {data.y_test[index]}")
-            st.plotly_chart(
-                probability_bars(run.predict(data.x_test[index])), config=CHART, key="mn_pick_bars"
-            )
+            show_guess(run, data.x_test[index], f"labelled {data.y_test[index]}", "mn_pick_bars")
         with draw:
             st.markdown("**Draw one**")
-            ink, side = digit_pad("mn_pad")
-            if ink is not None:
-                try:
-                    show_guess(
-                        run,
-                        to_mnist(canvas_to_gray(ink, side)),
-                        "what the network sees (28×28)",
-                        "mn_draw_bars",
-                    )
-                except ValueError as err:
-                    st.warning(str(err))
+            ink, side = ui.digit_pad("mn_pad")
+            try:
+                if ink is not None:
+                    show_guess(run, digit_from_canvas(ink, side), "what the network sees", "mn_draw_bars")
+            except ValueError as err:
+                st.warning(ui.say(err))
         with upload_col:
             st.markdown("**Upload a photo**")
             image_file = st.file_uploader("An image of one digit", key="mn_image")
-            if image_file is not None:
-                try:
-                    show_guess(
-                        run,
-                        to_mnist(image_to_gray(image_file.getvalue())),
-                        "centred and scaled like MNIST",
-                        "mn_upload_bars",
-                    )
-                except ValueError as err:
-                    st.error(str(err))
+            try:
+                if image_file is not None:
+                    digit = digit_from_image(image_file.getvalue())
+                    show_guess(run, digit, "centred and scaled like MNIST", "mn_upload_bars")
+            except ValueError as err:
+                st.error(ui.say(err))
 
 with keep_tab:
-    if ready:
-        info_extra = {"test_accuracy": run.evaluation.accuracy if run.evaluation else None}
-        a, b = st.columns(2)
-        a.download_button(
-            "Weights (.safetensors)",
-            data=lambda: model_to_bytes(run.model, **info_extra),
-            file_name="mnist-mlp.safetensors",
-            on_click="ignore",
-            icon=":material/download:",
-        )
-        b.download_button(
-            "Architecture (.json)",
-            data=lambda: architecture_json(run.model, **info_extra),
-            file_name="mnist-mlp.json",
-            mime="application/json",
-            on_click="ignore",
-        )
+    if session.ready:
+        for col, (label, make, name) in zip(st.columns(2), run.downloads(), strict=True):
+            col.download_button(
+                label, data=make, file_name=name, on_click="ignore", icon=":material/download:"
+            )
     model_file = st.file_uploader("Load a model saved here (.safetensors)", key="mn_model_file")
-    if model_file is not None and st.session_state.get("mn_loaded_id") != model_file.file_id:
+    if model_file is not None and session.loaded_file != model_file.file_id:
         try:
-            model, _ = model_from_bytes(model_file.getvalue(), expect_d_in=784, expect_d_out=10)
-            st.session_state.mn_run = loaded = MnistRun.from_model(data, model, model_file.name)
-            st.session_state.mn_running = False
-            st.session_state.mn_loaded_id = model_file.file_id
-            loaded.evaluate()
-            st.session_state.mn_runs.append(loaded.summary())
+            session.load(data, model_file.getvalue(), model_file.name, model_file.file_id)
             st.rerun()
         except ValueError as err:
-            st.error(f"Not loaded: {err}")
+            st.error(f"Not loaded: {ui.say(err)}")
 
 with compare_tab:
-    runs = st.session_state.mn_runs
-    if not runs:
+    if not session.runs:
         st.info("Every finished run of this session lands here, to compare settings and results.")
     else:
-        table = pd.DataFrame([r.row() for r in runs])
-        st.dataframe(table, hide_index=True, width="stretch")
-        st.plotly_chart(compare_figure(runs), config=CHART, key="mn_compare")
+        table = pd.DataFrame([r.row() for r in session.runs])
+        st.dataframe(table, hide_index=True, width="stretch", key="mn_runs")
+        st.plotly_chart(compare_figure(session.runs), config=CHART, key="mn_compare")

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from mlp.figures.style import CLASS_COLORS, fast_figure, layout_dict
+from mlp.figures.style import CLASS_COLORS, fast_figure, figure, layout_dict
 
 
 @dataclass(frozen=True)
@@ -127,4 +127,4 @@ def compare_figure(runs, height: int = 320) -> go.Figure:
         "showlegend": True,
         "margin": {"l": 60, "r": 10, "t": 10, "b": 40},
     }
-    return fast_figure(traces, layout)
+    return figure(traces, layout)

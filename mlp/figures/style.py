@@ -32,10 +32,17 @@ def layout_dict(height: int = 320) -> dict:
 def fast_figure(data: list[dict], layout: dict) -> go.Figure:
     """A figure from plain trace and layout dicts, without plotly's per-property validation.
 
-    Validation costs about 4x the build for a frame of the playground; the dicts here are
-    written by this module and tests validate every figure once (`go.Figure(fig.to_dict())`).
+    For the figures a page redraws every frame (the playground's plane, curves, confusion and
+    unit maps; MNIST's live curves and schedule): validation costs about 4x the build there.
+    The dicts are written by this package, and tests/test_figures.py validates every figure
+    once (`go.Figure(fig.to_dict())`). Everything else uses `figure`.
     """
     return go.Figure(data=data, layout=layout, _validate=False)
+
+
+def figure(data: list[dict], layout: dict) -> go.Figure:
+    """A figure from plain trace and layout dicts, validated by plotly as it is built."""
+    return go.Figure(data=data, layout=layout)
 
 
 def base_layout(fig: go.Figure, height: int = 320) -> go.Figure:

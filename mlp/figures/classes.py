@@ -1,0 +1,66 @@
+"""Classes: the confusion matrix, a prediction's probabilities, digits side by side."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from mlp.figures.style import CLASS_COLORS, fast_figure, figure, layout_dict
+
+
+def confusion_figure(matrix: np.ndarray, height: int = 300) -> go.Figure:
+    """Counts with the true class down and the prediction across; the diagonal is right."""
+    k = len(matrix)
+    labels = [str(i) for i in range(k)]
+    heat = {
+        "type": "heatmap",
+        "z": matrix,
+        "x": labels,
+        "y": labels,
+        "colorscale": [[0, "rgba(0,114,178,0.04)"], [1, "rgba(0,114,178,0.85)"]],
+        "showscale": False,
+        "text": matrix,
+        "texttemplate": "%{text}",
+        "textfont": {"size": 14},
+        "hovertemplate": "true %{y}, predicted %{x}: %{z}<extra></extra>",
+    }
+    layout = layout_dict(height)
+    layout |= {
+        "xaxis": {"title": {"text": "predicted"}, "side": "bottom", "type": "category"},
+        "yaxis": {"title": {"text": "true"}, "autorange": "reversed", "type": "category", "scaleanchor": "x"},
+        "margin": {"l": 50, "r": 10, "t": 10, "b": 40},
+    }
+    return fast_figure([heat], layout)
+
+
+def probability_bars(probs: np.ndarray, height: int = 260) -> go.Figure:
+    """P(digit) for 0-9, the winner highlighted."""
+    winner = int(np.argmax(probs))
+    colors = [CLASS_COLORS[1] if d == winner else CLASS_COLORS[0] for d in range(10)]
+    bars = {
+        "type": "bar",
+        "x": [str(d) for d in range(10)],
+        "y": np.asarray(probs, dtype=np.float32),
+        "marker": {"color": colors},
+        "text": [f"{p:.0%}" if p >= 0.01 else "" for p in probs],
+        "textposition": "outside",
+        "hovertemplate": "P(%{x}) = %{y:.3f}<extra></extra>",
+    }
+    layout = layout_dict(height)
+    layout |= {
+        "yaxis": {"range": [0, 1.15], "tickformat": ".0%", "title": {"text": "probability"}},
+        "xaxis": {"title": {"text": "digit"}, "type": "category"},
+        "margin": {"l": 50, "r": 10, "t": 10, "b": 40},
+    }
+    return figure([bars], layout)
+
+
+def digit_grid(images: np.ndarray, per_row: int = 10, gap: int = 2) -> np.ndarray:
+    """Digits (n, 28, 28) uint8 tiled into one grayscale image, gaps in grey."""
+    n = len(images)
+    rows = -(-n // per_row)
+    out = np.full((rows * (28 + gap) - gap, per_row * (28 + gap) - gap), 96, dtype=np.uint8)
+    for i, image in enumerate(images):
+        top, left = (i // per_row) * (28 + gap), (i % per_row) * (28 + gap)
+        out[top : top + 28, left : left + 28] = image
+    return out

@@ -1,0 +1,234 @@
+"""One visitor's playground run: the network, its trainer, an optional twin on the other engine,
+and what a frame draws (the plane's probabilities, each unit's map, dead units, confusion)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
+
+import numpy as np
+import torch
+
+from mlp.data import Points, UploadedPoints, points_csv, uploaded_points
+from mlp.device import torch_threads
+from mlp.io import architecture_json, model_to_bytes
+from mlp.lessons.playground import SMALL_NET_THREADS, Settings, make_points
+from mlp.metrics import confusion_matrix
+from mlp.model import MLP
+from mlp.train import Trainer, engine_problem, eval_mode, predict_proba
+
+
+@dataclass
+class PlaneGrid:
+    """A res × res lattice over the plane, as model input."""
+
+    extent: tuple[float, float, float, float]
+    res: int
+    points: torch.Tensor = field(init=False, repr=False)  # (res * res, 2), row-major from the bottom
+
+    def __post_init__(self) -> None:
+        x0, x1, y0, y1 = self.extent
+        xs = torch.linspace(x0, x1, self.res)
+        ys = torch.linspace(y0, y1, self.res)
+        gy, gx = torch.meshgrid(ys, xs, indexing="ij")
+        self.points = torch.stack([gx.flatten(), gy.flatten()], dim=1)
+
+
+class Playground:
+    """One user's network, its trainer, and (to compare engines) a twin trained the other way."""
+
+    def __init__(
+        self, settings: Settings, points: Points, data_key: object = None, grid_res: int = 100
+    ) -> None:
+        self.settings = settings
+        self.points = points
+        self.data_key = data_key if data_key is not None else settings.data_key  # what made the points
+        s = settings
+        self.model = MLP(2, s.hidden, points.classes, s.activation, s.init, s.dropout, s.seed)
+        self.initial = {k: v.clone() for k, v in self.model.state_dict().items()}
+        self.grid = PlaneGrid(points.extent, grid_res)
+        self.neuron_grid = PlaneGrid(points.extent, 28)
+        self.twin: Trainer | None = None
+        self.trainer = self._new_trainer(self.model, settings)
+
+    def _new_trainer(self, model: MLP, settings: Settings) -> Trainer:
+        p = self.points
+        cfg = settings.train_config(len(p.y_train))
+        return Trainer(model, (p.X_train, p.y_train), (p.X_test, p.y_test), cfg)
+
+    # --- controls --------------------------------------------------------------------------
+
+    def apply(self, settings: Settings) -> None:
+        """New training settings, same network: training goes on from the current weights."""
+        self.settings = settings
+        cfg = settings.train_config(len(self.points.y_train))
+        self.trainer.reconfigure(cfg)
+        if self.twin is not None:
+            self.twin.reconfigure(replace(cfg, engine=self.other_engine))
+
+    @property
+    def other_engine(self) -> str:
+        return "manual" if self.settings.engine == "autograd" else "autograd"
+
+    def compare(self, on: bool) -> None:
+        """Train a twin with the other engine in lockstep, from the same initial weights.
+
+        Turning it on restarts both from the initial weights, so their curves can be compared.
+        """
+        if on and self.twin is None:
+            if problem := engine_problem("manual", self.settings.dropout):
+                raise ValueError(problem)
+            self.reset()
+            twin_model = MLP.from_config(self.model.config)
+            twin_model.load_state_dict(self.initial)
+            self.twin = self._new_trainer(twin_model, replace(self.settings, engine=self.other_engine))
+        elif not on:
+            self.twin = None
+
+    def run(self, steps: int) -> None:
+        """Up to `steps` optimizer steps (the twin takes the same ones)."""
+        with torch_threads(SMALL_NET_THREADS):
+            self.trainer.run_steps(steps)
+            if self.twin is not None:
+                self.twin.run_steps(steps)
+
+    def run_epoch(self) -> None:
+        self.run(self.trainer.steps_left_in_epoch)
+
+    def reset(self) -> None:
+        """Back to the same initial weights and batch order, with an empty history."""
+        self.model.load_state_dict(self.initial)
+        self.trainer = self._new_trainer(self.model, self.settings)
+        if self.twin is not None:
+            self.twin.model.load_state_dict(self.initial)
+            self.twin = self._new_trainer(self.twin.model, replace(self.settings, engine=self.other_engine))
+
+    # --- what the page shows -----------------------------------------------------------------
+
+    @property
+    def status(self) -> str:
+        return self.trainer.status
+
+    def grid_probs(self) -> np.ndarray:
+        """Class probabilities over the plane, (res, res, K), row 0 at the bottom."""
+        with torch_threads(SMALL_NET_THREADS):
+            probs = predict_proba(self.model, self.grid.points, set_eval=self.settings.dropout > 0)
+        return probs.numpy().reshape(self.grid.res, self.grid.res, -1)
+
+    @torch.inference_mode()
+    def neuron_maps(self, layers: int = 2, max_units: int = 32) -> list[np.ndarray]:
+        """What each hidden unit of the first `layers` layers outputs over the plane: (units, r, r) each."""
+        r = self.neuron_grid.res
+        with eval_mode(self.model, self.settings.dropout > 0), torch_threads(SMALL_NET_THREADS):
+            outputs = self.model.activations(self.neuron_grid.points)[:-1][:layers]
+        return [a[:, :max_units].T.reshape(-1, r, r).numpy() for a in outputs]
+
+    def dead_units(self) -> list[tuple[int, int, int]]:
+        """(layer, dead, units) per hidden layer; a unit is dead if it outputs 0 for every train point.
+
+        Dead ReLUs pass no gradient back, so a layer of them stalls training with a finite loss
+        the divergence check can't see. Too large a learning rate is the usual cause.
+        """
+        if self.settings.activation != "relu":
+            return []
+        with torch.inference_mode(), torch_threads(SMALL_NET_THREADS):
+            outputs = self.model.activations(torch.from_numpy(self.points.X_train))[:-1]
+        return [(i, int((~a.any(dim=0)).sum()), a.shape[1]) for i, a in enumerate(outputs, start=1)]
+
+    def mostly_dead(self, share: float = 0.9) -> list[tuple[int, int, int]]:
+        """The hidden layers with at least `share` of their units dead."""
+        return [(layer, dead, units) for layer, dead, units in self.dead_units() if dead >= share * units]
+
+    @torch.inference_mode()
+    def confusion(self, which: str = "test") -> np.ndarray:
+        """Counts (K, K): rows are the true class, columns the predicted one."""
+        p = self.points
+        X, y = (p.X_test, p.y_test) if which == "test" else (p.X_train, p.y_train)
+        predicted = predict_proba(self.model, X, set_eval=self.settings.dropout > 0).argmax(1).numpy()
+        return confusion_matrix(y, predicted, p.classes)
+
+    def curves(self, max_points: int = 400) -> dict[str, np.ndarray]:
+        """Per-epoch train/test loss and accuracy, thinned to at most max_points for plotting."""
+        return self.trainer.history.epoch_arrays(max_points)
+
+    def twin_curves(self, max_points: int = 400) -> dict[str, np.ndarray] | None:
+        return self.twin.history.epoch_arrays(max_points) if self.twin is not None else None
+
+    def live_metrics(self) -> list[tuple[str, str]]:
+        """(label, value) of the numbers above the plane."""
+        trainer = self.trainer
+        last = trainer.history.epochs[-1] if trainer.history.epochs else None
+        test_loss = last.val_loss if last else None
+        test_acc = last.val_acc if last else None
+        return [
+            ("Epoch", f"{trainer.epoch:,}"),
+            ("Step", f"{trainer.step_count:,}"),
+            ("Train loss", f"{last.train_loss:.4f}" if last else "–"),
+            ("Test loss", "–" if test_loss is None else f"{test_loss:.4f}"),
+            ("Test accuracy", "–" if test_acc is None else f"{test_acc:.1%}"),
+        ]
+
+    def banner(self) -> tuple[str, str] | None:
+        """What the page must say about the run, if anything: ("error" | "warning" | "info", Markdown)."""
+        trainer = self.trainer
+        if trainer.status == "diverged":
+            return "error", (
+                f"**Training diverged.** {trainer.message} The boundary shows that last good model. "
+                "Press **Reset** to start again from the same initial weights."
+            )
+        if dead := self.mostly_dead():
+            layers = ", ".join(f"{d} of {u} units in layer {layer}" for layer, d, u in dead)
+            return "warning", (
+                f"**The network is dying:** {layers} output 0 for every training point, so almost no "
+                "gradient flows back and training stalls. Lower the learning rate and press **Reset**."
+            )
+        if trainer.status == "done":
+            return (
+                "info",
+                f"Reached {trainer.epoch:,} epochs, the run's length. Raise *Epochs* to keep training.",
+            )
+        return None
+
+    def downloads(self) -> list[tuple[str, Callable[[], bytes | str], str]]:
+        """(button label, what makes the file, file name) for everything a run can be saved as."""
+        extra = {"settings": asdict(self.settings)}
+        return [
+            (
+                "Weights (.safetensors)",
+                lambda: model_to_bytes(self.model, **extra),
+                "playground-model.safetensors",
+            ),
+            ("Architecture (.json)", lambda: architecture_json(self.model, **extra), "playground-model.json"),
+            ("History (.csv)", lambda: self.trainer.history.to_frame().to_csv(index=False), "history.csv"),
+            ("Data (.csv)", lambda: points_csv(self.points), "points.csv"),
+        ]
+
+    def engine_gap(self) -> dict[str, float] | None:
+        """How far apart the two engines are: largest loss and weight differences so far."""
+        if self.twin is None:
+            return None
+        a, b = self.trainer.history.epochs, self.twin.history.epochs
+        n = min(len(a), len(b))
+        loss = max((abs(a[i].train_loss - b[i].train_loss) for i in range(n)), default=0.0)
+        weights = max(
+            (p - q).abs().max().item()
+            for p, q in zip(self.trainer.model.parameters(), self.twin.model.parameters(), strict=True)
+        )
+        return {"loss": loss, "weights": weights, "epochs": n}
+
+
+def current_run(
+    run: Playground | None, settings: Settings, upload: UploadedPoints | None = None, upload_id: str = ""
+) -> Playground:
+    """The run these settings (and an uploaded file) call for: `run` itself, reconfigured if only
+    training settings changed; a new run when the points or the network must change."""
+    data_key = (upload_id, settings.test_fraction, settings.data_seed) if upload else settings.data_key
+    if run is None or run.data_key != data_key or run.settings.needs_new_network(settings):
+        if upload is not None:
+            points = uploaded_points(upload, settings.test_fraction, settings.data_seed)
+        else:
+            points = make_points(settings)
+        return Playground(settings, points, data_key)
+    if settings != run.settings:
+        run.apply(settings)
+    return run

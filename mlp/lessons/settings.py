@@ -1,0 +1,220 @@
+"""What every page's settings share: allowed ranges, hidden widths, and the link form.
+
+A page's settings are one frozen dataclass; a `Spec` per field says what it may hold and
+how it is written in a link. The sidebar's widgets read their ranges from the same specs,
+so a limit is written once.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+from mlp.errors import InputError
+
+MAX_LINK_VALUE = 200  # characters; a longer link value is refused unread
+
+
+@dataclass(frozen=True)
+class WidthLimits:
+    """How many hidden layers of how many units a page allows, and how they are written."""
+
+    max_layers: int
+    max_width: int
+    min_layers: int = 1
+
+    @property
+    def help(self) -> str:
+        layers = f"{self.min_layers} to {self.max_layers}"
+        return f"{layers} layers of 1 to {self.max_width} units, separated by commas, e.g. 32, 32."
+
+    def problem(self, widths: Sequence[int]) -> str | None:
+        """Why these widths are not allowed here, or None."""
+        if not self.min_layers <= len(widths) <= self.max_layers:
+            return f"Use {self.min_layers} to {self.max_layers} hidden layers; got {len(widths)}."
+        bad = [w for w in widths if not 1 <= w <= self.max_width]
+        return f"Each width must be between 1 and {self.max_width}; got {bad[0]}." if bad else None
+
+    def parse(self, text: str) -> tuple[int, ...]:
+        """'256, 128' -> (256, 128); anything else is a ValueError a student can act on."""
+        cleaned = text.strip().lower()
+        if cleaned in ("", "none") and self.min_layers == 0:
+            return ()
+        parts = [p for p in re.split(r"[\s,;]+|(?<=\d)-(?=\d)", cleaned) if p]  # "32, 32" or "32-32"
+        if not parts:
+            raise ValueError(f"Give {self.help[0].lower()}{self.help[1:]}")
+        widths = []
+        for part in parts:
+            if not re.fullmatch(r"-?\d{1,7}", part):
+                raise InputError("{} is not a whole number; write widths like '256, 128'.", part[:20])
+            widths.append(int(part))
+        if problem := self.problem(widths):
+            raise ValueError(problem)
+        return tuple(widths)
+
+    @staticmethod
+    def text(widths: Sequence[int]) -> str:
+        """(32, 32) -> '32, 32'; () -> 'none'."""
+        return ", ".join(str(w) for w in widths) or "none"
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What one setting may hold, how a link writes it, and the stops its slider offers."""
+
+    key: str  # its name in the link
+    low: float | None = None
+    high: float | None = None
+    choices: tuple[str, ...] | None = None
+    step: float | None = None  # a slider's or number input's step
+    stops: tuple[float, ...] | None = None  # a select-slider's values (a link may bring one in between)
+    zero_last: bool = False  # among the stops, 0 means "all" and sorts after the largest
+    widths: WidthLimits | None = None  # for hidden-layer widths
+
+    def problem(self, value: Any) -> str | None:
+        """Why a value is not allowed (in words that never repeat the value), or None."""
+        if self.widths is not None:
+            return self.widths.problem(value)
+        if self.choices is not None:
+            return None if value in self.choices else f"must be one of {', '.join(map(str, self.choices))}"
+        if isinstance(value, float) and not math.isfinite(value):
+            return "must be a finite number"
+        if not self.low <= value <= self.high:
+            return f"must be between {self.low:g} and {self.high:g}"
+        return None
+
+    def options(self, current: Any) -> list:
+        """The slider's stops, plus the current value if a link brought one in between."""
+        values = {*self.stops, current} if self.problem(current) is None else set(self.stops)
+        return sorted(values, key=lambda v: math.inf if self.zero_last and v == 0 else v)
+
+
+def check(settings: Any, specs: Mapping[str, Spec]) -> None:
+    """Raise ValueError naming the first field of `settings` its spec refuses."""
+    for name, spec in specs.items():
+        value = getattr(settings, name)
+        if problem := spec.problem(value):
+            raise ValueError(problem if spec.widths else f"{name} {problem}; got {value!r}.")
+
+
+@dataclass(frozen=True)
+class LinkNote:
+    """A link parameter that was ignored or changed, and why. `value` is the link's own text:
+    untrusted, to be shown as plain text; `reason` never repeats it."""
+
+    key: str
+    value: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"Ignored {self.key}={self.value}: {self.reason}."
+
+
+def to_query(settings: Any, specs: Mapping[str, Spec]) -> dict[str, str]:
+    """Every setting as a string, keyed by its short link name."""
+    query = {}
+    for f in fields(settings):
+        value = getattr(settings, f.name)
+        if specs[f.name].widths is not None:
+            text = "-".join(str(w) for w in value) or "none"
+        elif isinstance(value, float):
+            text = repr(value)
+        else:
+            text = str(value)
+        query[specs[f.name].key] = text
+    return query
+
+
+def _parse(default: Any, text: str, spec: Spec) -> Any:
+    if spec.widths is not None:
+        return spec.widths.parse(text)
+    if isinstance(default, bool):
+        if text.lower() not in ("true", "false", "1", "0"):
+            raise ValueError(text)
+        return text.lower() in ("true", "1")
+    if isinstance(default, int):
+        value = float(text)
+        if not value.is_integer():
+            raise ValueError(text)
+        return int(value)
+    if isinstance(default, float):
+        return float(text)
+    return text
+
+
+def _expected(name: str, default: Any, spec: Spec) -> str:
+    """What a link value for this setting must look like, in words."""
+    label = name.replace("_", " ")
+    if spec.widths is not None:
+        return f"{label} must be {spec.widths.help.rstrip('.')}"
+    if isinstance(default, bool):
+        return f"{label} must be true or false"
+    if isinstance(default, int):
+        return f"{label} must be a whole number"
+    return f"{label} must be a number"
+
+
+def read_link(
+    query: Mapping[str, Any], base: Any, specs: Mapping[str, Spec]
+) -> tuple[dict[str, Any], set[str], list[LinkNote]]:
+    """The field values a link gives, over `base`: (values, fields the link set, notes on the rest)."""
+    by_key = {spec.key: name for name, spec in specs.items()}
+    values, given, notes = asdict(base), set(), []
+    for key, raw in query.items():
+        text = str(raw[-1] if isinstance(raw, list) and raw else raw)
+        name = by_key.get(key)
+        if name is None:
+            notes.append(LinkNote(key, text, "this page has no such setting"))
+            continue
+        if len(text) > MAX_LINK_VALUE:
+            notes.append(LinkNote(key, text, f"longer than {MAX_LINK_VALUE} characters"))
+            continue
+        try:
+            value = _parse(values[name], text, specs[name])
+        except (ValueError, OverflowError):
+            notes.append(LinkNote(key, text, _expected(name, values[name], specs[name])))
+            continue
+        if problem := specs[name].problem(value):
+            notes.append(LinkNote(key, text, f"{name.replace('_', ' ')} {problem}".rstrip(".")))
+            continue
+        values[name] = value
+        given.add(name)
+    return values, given, notes
+
+
+def widget_values(settings: Any, prefix: str, specs: Mapping[str, Spec]) -> dict[str, Any]:
+    """Settings as the sidebar's widget values (session-state keys `prefix + field`)."""
+    state = {}
+    for name, value in asdict(settings).items():
+        state[prefix + name] = WidthLimits.text(value) if specs[name].widths else value
+    return state
+
+
+def from_widgets(
+    values: Mapping[str, Any],
+    fallback: Any,
+    specs: Mapping[str, Spec],
+    fix: Callable[[dict[str, Any]], None] | None = None,
+) -> tuple[Any, list[ValueError]]:
+    """Settings like `fallback` from the sidebar's values (hidden widths as text).
+
+    What can't be used keeps `fallback`'s value, and the problems say why; `fix` applies a
+    page's own rules (a choice that disables another) before the settings are built.
+    """
+    values, problems = dict(values), []
+    for name, spec in specs.items():
+        if spec.widths is not None and isinstance(values.get(name), str):
+            try:
+                values[name] = spec.widths.parse(values[name])
+            except ValueError as err:
+                problems.append(err)
+                values[name] = getattr(fallback, name)
+    if fix is not None:
+        fix(values)
+    try:
+        return type(fallback)(**values), problems
+    except ValueError as err:
+        return fallback, [*problems, err]
