@@ -26,7 +26,7 @@ from torch.utils.data import DataLoader, TensorDataset
 
 from bench.timing import table
 from mlp.device import DEFAULT_THREADS, torch_threads
-from mlp.mnist import load_mnist
+from mlp.data import load_mnist
 from mlp.model import MLP
 from mlp.train import TrainConfig, Trainer
 

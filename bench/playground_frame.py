@@ -24,8 +24,11 @@ import torch.nn.functional as F
 from bench.timing import measure, table
 from mlp.data import make_2d
 from mlp.model import MLP
-from mlp.playground import PRESETS, Playground, make_points
-from mlp.plots2d import boundary_figure, confusion_figure, curves_figure, neurons_figure
+from mlp.figures.classes import confusion_figure
+from mlp.figures.curves import epoch_curves_figure
+from mlp.figures.plane import boundary_figure, neurons_figure
+from mlp.lessons.playground import PRESETS, make_points
+from mlp.lessons.playground_run import Playground
 from mlp.train import TrainConfig, Trainer
 
 
@@ -53,7 +56,7 @@ def frame_parts(pg: Playground) -> dict[str, float]:
     lap("grid, neurons, confusion")
     boundary = serialise(boundary_figure(probs, pg.points))
     lap("boundary figure")
-    curve_json = serialise(curves_figure(curves))
+    curve_json = serialise(epoch_curves_figure(curves))
     confusion_json = serialise(confusion_figure(confusion))
     lap("curves + confusion figures")
     neuron_json = [serialise(neurons_figure(m)) for m in maps]
@@ -81,7 +84,7 @@ def naive_frame(pg: Playground) -> float:
     size = len(serialise(fig))
     curves = pg.curves()
     fig2 = go.Figure()
-    for key in ("train_loss", "test_loss", "train_acc", "test_acc"):
+    for key in ("train_loss", "val_loss", "train_acc", "val_acc"):
         fig2.add_trace(go.Scatter(x=curves["epoch"].tolist(), y=curves[key].tolist()))
     size += len(serialise(fig2))
     naive_frame.payload = size

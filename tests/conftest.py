@@ -8,8 +8,10 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
 # The app hides error details from visitors; tests want them, in AppTest and in the browser.
 os.environ.setdefault("STREAMLIT_CLIENT_SHOW_ERROR_DETAILS", "full")
@@ -17,6 +19,16 @@ os.environ.setdefault("STREAMLIT_CLIENT_SHOW_ERROR_DETAILS", "full")
 # sample, which is small enough to train in a test. (Tests of the download use their own root.)
 os.environ["MLP_PLAYGROUND_DATA"] = tempfile.mkdtemp(prefix="mlp-test-mnist-")
 os.environ.pop("MLP_PLAYGROUND_DOWNLOAD", None)
+
+
+def open_page(page: str, query: dict[str, str] | None = None, timeout: float = 120) -> AppTest:
+    """The app (app.py's shell) opened straight on `page`, as a link with `query` would open it."""
+    app = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=timeout)
+    for key, value in (query or {}).items():
+        app.query_params[key] = value
+    app.switch_page(page).run()
+    assert not app.exception, app.exception
+    return app
 
 
 class FileServer:
@@ -46,7 +58,7 @@ class FileServer:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
         self.thread.start()
 
     def close(self) -> None:
@@ -69,7 +81,6 @@ import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 import urllib.request  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = Path(os.environ.get("MLP_TEST_ARTIFACTS", ROOT / "tests" / "artifacts"))

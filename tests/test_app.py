@@ -1,19 +1,77 @@
 """The app shell: AppTest smoke tests, the library's independence, and the browser."""
 
+import inspect
 import subprocess
 import sys
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.conftest import ARTIFACTS, ROOT, wait_for_app
+from tests.conftest import ARTIFACTS, ROOT, open_page, wait_for_app
+
+MODULES = [
+    ".".join(path.relative_to(ROOT).with_suffix("").parts) for path in sorted((ROOT / "mlp").rglob("*.py"))
+]
 
 
+@pytest.mark.slow
 def test_import_mlp_does_not_import_streamlit():
-    code = "import sys, mlp, mlp.data, mlp.manual, mlp.model, mlp.train, mlp.plots, mlp.gradcheck; "
-    code += "print('streamlit' in sys.modules)"
+    modules = ", ".join(sorted(m.removesuffix(".__init__") for m in MODULES))
+    code = f"import sys, {modules}; print('streamlit' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_the_shell_trick_still_matches_streamlit():
+    """pages.require_shell flips a private Streamlit flag: fail loudly if an upgrade changes it."""
+    from streamlit.runtime.pages_manager import PagesManager
+    from streamlit.runtime.scriptrunner import script_runner
+
+    assert "uses_pages_directory" in vars(PagesManager), "Streamlit renamed PagesManager.uses_pages_directory"
+    source = inspect.getsource(script_runner)
+    assert "if PagesManager.uses_pages_directory:" in source and "_mpa_v1(" in source, (
+        "Streamlit no longer chooses its pages-directory mode this way: revisit pages.require_shell"
+    )
+
+
+def forward_changes(at):
+    at.text_input(key="fb_hidden").input("6, 5, 4").run()
+    at.selectbox(key="fb_activation").set_value("tanh").run()
+    return lambda at: (
+        at.session_state["fb_settings"].hidden == (6, 5, 4) and at.session_state["fb_activation"] == "tanh"
+    )
+
+
+def playground_changes(at):
+    at.number_input(key="pg_seed").set_value(5).run()
+    at.button(key="pg_epoch").click().run()
+    return lambda at: at.session_state["pg_seed"] == 5 and at.session_state["pg_run"].trainer.step_count == 1
+
+
+def mnist_changes(at):
+    at.text_input(key="mn_hidden").input("64, 32").run()
+    at.number_input(key="mn_epochs").set_value(3).run()
+    return lambda at: (
+        at.session_state["mn_settings"].hidden == (64, 32) and at.session_state["mn_epochs"] == 3
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("page", "changes"),
+    [
+        ("pages/forward_backward.py", forward_changes),
+        ("pages/playground.py", playground_changes),
+        ("pages/mnist.py", mnist_changes),
+    ],
+)
+def test_settings_survive_a_visit_to_another_page(page, changes):
+    at = open_page(page)
+    check = changes(at)
+    assert check(at)
+    at.switch_page("pages/home.py").run()
+    at.switch_page(page).run()
+    assert not at.exception and check(at)
 
 
 def test_home_page_renders_without_exceptions():
@@ -25,6 +83,7 @@ def test_home_page_renders_without_exceptions():
     assert "2D playground" in links["playground"] and "MNIST" in links["mnist"]
 
 
+@pytest.mark.slow
 def test_projector_mode_persists_across_pages():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
     at.toggle(key="app_projector").set_value(True).run()

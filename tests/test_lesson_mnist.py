@@ -19,6 +19,7 @@ def new_run(data, epochs=10, **train):
     return MnistRun(data, MnistSettings(**settings))
 
 
+@pytest.mark.slow
 def test_the_bundled_sample_trains_past_90_percent_within_10_epochs(sample):
     run = new_run(sample, epochs=10)
     while not run.finished:

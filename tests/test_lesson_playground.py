@@ -37,6 +37,7 @@ def test_manual_and_autograd_engines_agree_over_50_sgd_steps():
     assert np.allclose(la, lm, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_spiral_preset_reaches_95_percent_on_test_points():
     settings = PRESETS["spiral"]
     assert (settings.kind, settings.classes) == ("spiral", 3)

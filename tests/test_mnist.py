@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mlp import mnist
-from mlp.mnist import (
+from mlp.data import mnist
+from mlp.data.mnist import (
     IDXError,
     cache_dir,
     load_mnist,

@@ -1,10 +1,9 @@
 """The forward & backward page: AppTest drives the controls; Chromium renders it."""
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
-from mlp.walkthrough import LessonConfig, run_lesson
-from tests.conftest import ROOT, shoot, wait_for_app
+from mlp.lessons.forward_backward import ForwardSettings, run_lesson
+from tests.conftest import open_page, shoot, wait_for_app
 
 PAGE = "pages/forward_backward.py"
 TWO_LAYER_STEPS = ["z1", "a1", "z2", "probs", "loss", "Y", "dz2", "dW2", "db2", "da1", "dz1", "dW1", "db1"]
@@ -12,36 +11,41 @@ TWO_LAYER_STEPS = ["z1", "a1", "z2", "probs", "loss", "Y", "dz2", "dW2", "db2", 
 
 @pytest.fixture
 def at():
-    app = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
-    app.switch_page(PAGE).run()
-    assert not app.exception
-    return app
+    return open_page(PAGE)
 
 
 def header(app) -> str:
     return next(h.value for h in app.subheader if h.value.startswith("Step "))
 
 
+def table(app, column: str):
+    """The page's table that has `column`, wherever it sits on the page."""
+    return next(d.value for d in app.dataframe if column in d.value.columns)
+
+
 def svg(app) -> str:
     return next(m.value for m in app.markdown if m.value.startswith("<svg"))
 
 
+@pytest.mark.slow
 def test_next_walks_every_forward_and_backward_step_and_previous_walks_back(at):
-    seen = []
-    for _ in range(len(TWO_LAYER_STEPS)):
-        seen.append(at.session_state["fb_jump"])
+    assert at.button(key="fb_prev").disabled  # nothing before the first step
+    seen = [at.session_state["fb_jump"]]
+    for _ in range(len(TWO_LAYER_STEPS) - 1):
         assert f"`{seen[-1]}`" in header(at)
         at.button(key="fb_next").click().run()
         assert not at.exception
+        seen.append(at.session_state["fb_jump"])
     assert seen == TWO_LAYER_STEPS
-    assert at.session_state["fb_jump"] == "db1"  # Next stops at the last step
     assert "Step 13 of 13 · backward" in header(at)
+    assert at.button(key="fb_next").disabled and not at.button(key="fb_prev").disabled  # the end
     at.button(key="fb_prev").click().run()
     assert at.session_state["fb_jump"] == "dW1"
 
 
+@pytest.mark.slow
 def test_shapes_shown_match_the_tensors(at):
-    lesson = run_lesson(LessonConfig(n=4, d_in=3, hidden=[5], k=3))
+    lesson = run_lesson(ForwardSettings(n=4, d_in=3, hidden=(5,), k=3))
     for name in TWO_LAYER_STEPS:
         at.session_state["fb_jump"] = name
         at.run()
@@ -59,6 +63,7 @@ def test_shapes_shown_match_the_tensors(at):
     assert any("same shape as b1" in m.value and "check_circle" in m.value for m in at.markdown)
 
 
+@pytest.mark.slow
 def test_each_step_shows_its_equation_and_the_code_that_runs(at):
     at.session_state["fb_jump"] = "dz2"
     at.run()
@@ -72,19 +77,20 @@ def test_each_step_shows_its_equation_and_the_code_that_runs(at):
     assert any(":green[:material/check_circle:] **rows sum to 1**" in m.value for m in at.markdown)
 
 
+@pytest.mark.slow
 def test_gradient_check_is_green_by_default_and_red_when_broken(at):
     assert at.success and "matches PyTorch autograd" in at.success[0].value
-    statuses = at.dataframe[2].value["status"].tolist()
-    assert statuses == ["pass"] * 4
-    assert set(at.dataframe[3].value["status"]) == {"pass"}
-    at.toggle(key="fb_break").set_value(True).run()
+    assert table(at, "max |manual − autograd|")["status"].tolist() == ["pass"] * 4
+    assert set(table(at, "finite difference")["status"]) == {"pass"}
+    at.toggle(key="fb_break_grad").set_value(True).run()
     assert not at.exception
     assert at.error and "dW1, db1 disagree with autograd" in at.error[0].value
-    assert at.dataframe[2].value["status"].tolist() == ["FAIL", "FAIL", "pass", "pass"]
-    assert "FAIL" in at.dataframe[3].value["status"].tolist()
+    assert table(at, "max |manual − autograd|")["status"].tolist() == ["FAIL", "FAIL", "pass", "pass"]
+    assert "FAIL" in table(at, "finite difference")["status"].tolist()
     assert any("deliberately broken" in w.value for w in at.warning)
 
 
+@pytest.mark.slow
 def test_mnist_input_is_n_by_784(at):
     at.selectbox(key="fb_source").set_value("mnist").run()
     at.number_input(key="fb_n").set_value(8).run()
@@ -94,15 +100,16 @@ def test_mnist_input_is_n_by_784(at):
     at.session_state["fb_jump"] = "z1"
     at.run()
     assert "(8, 784) @ (784, 5) + (5,) → (8, 5)" in svg(at)
-    tensors = at.dataframe[1].value.set_index("tensor")
+    tensors = table(at, "tensor").set_index("tensor")
     assert tensors.loc["X", "size"] == "(8, 784)" and tensors.loc["X", "shape"] == "(N, d_in)"
 
 
+@pytest.mark.slow
 def test_bad_hidden_widths_get_a_message_and_keep_the_last_network(at):
     at.text_input(key="fb_hidden").input("16, 8").run()
     assert "3 → 16 → 8 → 3" in at.markdown[0].value
     for bad, message in [
-        ("16, x", "'x' is not a whole number"),
+        ("16, x", "` x ` is not a whole number"),
         ("0", "between 1 and 1024"),
         ("", "Give 1 to 4"),
     ]:
@@ -112,6 +119,7 @@ def test_bad_hidden_widths_get_a_message_and_keep_the_last_network(at):
         assert "3 → 16 → 8 → 3" in at.markdown[0].value  # nothing lost
 
 
+@pytest.mark.slow
 def test_deeper_network_changes_the_steps_and_keeps_the_jump_valid(at):
     at.session_state["fb_jump"] = "db1"
     at.run()
@@ -125,8 +133,7 @@ def test_deeper_network_changes_the_steps_and_keeps_the_jump_valid(at):
 
 
 def test_initialisation_tab_shows_he_keeps_the_scale():
-    app = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
-    app.switch_page(PAGE).run()
+    app = open_page(PAGE)
     summary = next(m.value for m in app.markdown if m.value.startswith("Across 10 relu layers"))
     assert "He keeps the scale stable" in summary
 

@@ -1,17 +1,48 @@
-"""Promises the repository makes to a newcomer."""
+"""Promises the repository makes to a newcomer: the commands, the layers, the sizes."""
 
+import ast
 import re
+from pathlib import Path
+
+import pytest
 
 from tests.conftest import ROOT
 
 TEST_COMMAND = "pip install -r requirements-dev.txt && python -m pytest"
+LAYERS = {"core": 0, "lessons": 1, "figures": 1}  # arrows point down: a layer imports only lower ones
+MAX_CLASS_LINES = 210
+MAX_PAGE_LINES = 225
+
+
+def module_name(path: Path) -> str:
+    return ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+
+
+def layer(module: str) -> str:
+    """'lessons' for mlp.lessons.*, 'figures' for mlp.figures.*, 'core' for the rest of mlp."""
+    part = module.split(".")[1] if module.count(".") else ""
+    return part if part in ("lessons", "figures") else "core"
+
+
+def mlp_imports(path: Path) -> set[str]:
+    """Every mlp module `path` imports, at the top or inside a function."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("mlp")}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("mlp"):
+            found.add(node.module)
+    return found
+
+
+GRAPH = {module_name(p): mlp_imports(p) for p in sorted((ROOT / "mlp").rglob("*.py"))}
 
 
 def test_ci_runs_the_readme_test_command():
     readme = (ROOT / "README.md").read_text()
     ci = (ROOT / ".ci" / "run").read_text()
     assert TEST_COMMAND in readme and TEST_COMMAND in ci
-    assert "pip install -r requirements.txt && streamlit run app.py" in readme
+    assert "streamlit run app.py" in readme
 
 
 def test_requirements_never_pin_a_cuda_build():
@@ -26,9 +57,61 @@ def test_the_library_never_imports_streamlit():
         assert not re.search(r"^\s*(import|from)\s+streamlit", path.read_text(), re.MULTILINE), path
 
 
+@pytest.mark.parametrize("module", sorted(GRAPH))
+def test_arrows_point_down(module):
+    """The core imports only the core; lessons and figures import the core, never each other."""
+    for imported in GRAPH[module]:
+        here, there = layer(module), layer(imported)
+        assert here == there or LAYERS[there] < LAYERS[here], (
+            f"{module} ({here}) imports {imported} ({there})"
+        )
+
+
+def test_no_import_cycles_in_mlp():
+    def resolve(name: str) -> str:  # `from mlp.data import x` is the package's __init__
+        return name if name in GRAPH else name.rsplit(".", 1)[0]
+
+    state: dict[str, str] = {}
+
+    def visit(module: str, trail: list[str]) -> None:
+        state[module] = "open"
+        for imported in sorted(resolve(i) for i in GRAPH[module]):
+            if imported == module or imported not in GRAPH:
+                continue
+            assert state.get(imported) != "open", " -> ".join([*trail, module, imported])
+            if imported not in state:
+                visit(imported, [*trail, module])
+        state[module] = "done"
+
+    for module in GRAPH:
+        if module not in state:
+            visit(module, [])
+
+
+def test_every_module_and_folder_says_what_it_is_for():
+    for path in (ROOT / "mlp").rglob("*.py"):
+        assert ast.get_docstring(ast.parse(path.read_text())), f"{path.relative_to(ROOT)} has no docstring"
+    package = ast.get_docstring(ast.parse((ROOT / "mlp" / "__init__.py").read_text()))
+    for sub in ("data", "train", "lessons", "figures"):
+        assert f"{sub}/" in package, sub
+
+
+def test_classes_and_pages_fit_on_a_screen_or_two():
+    for path in (ROOT / "mlp").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef):
+                lines = node.end_lineno - node.lineno + 1
+                assert lines <= MAX_CLASS_LINES, f"{path.name}: class {node.name} has {lines} lines"
+    for path in (ROOT / "pages").glob("*.py"):
+        lines = len(path.read_text().splitlines())
+        assert lines <= MAX_PAGE_LINES, f"{path.name} has {lines} lines"
+
+
 def test_bundled_sample_is_package_data():
-    sample = ROOT / "mlp" / "assets" / "mnist-sample"
+    sample = ROOT / "mlp" / "data" / "assets" / "mnist-sample"
     assert sorted(p.name for p in sample.glob("*.gz")) == [
         "sample-images-idx3-ubyte.gz",
         "sample-labels-idx1-ubyte.gz",
     ]
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    assert '"mlp.data" = ["assets/mnist-sample/*.gz"]' in pyproject

@@ -8,9 +8,18 @@ import pytest
 import torch
 
 from mlp.data import load_sample, make_2d, split
-from mlp.device import available_devices, pick_device
+from mlp.device import available_devices, pick_device, torch_threads
 from mlp.model import MLP
-from mlp.train import OPTIMIZERS, TrainConfig, Trainer, evaluate, fit, lr_factor, predict_proba
+from mlp.train import (
+    OPTIMIZERS,
+    TrainConfig,
+    Trainer,
+    describe_schedule,
+    evaluate,
+    fit,
+    lr_factor,
+    predict_proba,
+)
 
 
 def toy(kind="moons", n=1000, classes=2, seed=0, noise=0.1):
@@ -22,6 +31,7 @@ def state(model):
     return [p.detach().clone() for p in model.parameters()]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["xor", "moons"])
 def test_fit_learns_xor_and_moons(kind):
     train, val = toy(kind)
@@ -75,6 +85,27 @@ def test_lr_schedules_follow_their_formulas():
     assert lr_factor(1000, TrainConfig(), 10) == 1.0
 
 
+@pytest.mark.parametrize("epochs", [8, 40, 2000])
+def test_the_default_step_schedule_drops_at_half_and_three_quarters_of_any_run(epochs):
+    cfg = TrainConfig(scheduler="step", epochs=epochs)
+    total = epochs * 10
+    factors = [lr_factor(s, cfg, steps_per_epoch=10) for s in range(total)]
+    assert factors[: total // 2] == [1.0] * (total // 2)  # half the run at the full rate
+    assert factors[total // 2] == pytest.approx(0.1) and factors[3 * total // 4 - 1] == pytest.approx(0.1)
+    assert factors[3 * total // 4] == pytest.approx(0.01) and factors[-1] == pytest.approx(0.01)
+    assert "epoch" in describe_schedule(cfg) and f"{epochs / 2:g}" in describe_schedule(cfg)
+
+
+@pytest.mark.parametrize(
+    "epochs", [10, pytest.param(40, marks=pytest.mark.slow), pytest.param(200, marks=pytest.mark.slow)]
+)
+def test_moons_learn_with_the_step_schedule_at_any_length(epochs):
+    train, val = toy("moons")
+    model = MLP(2, [16, 16], 2, seed=0)
+    cfg = TrainConfig(optimizer="adam", lr=0.01, batch_size=32, epochs=epochs, scheduler="step")
+    assert fit(model, train, val, cfg).epochs[-1].val_acc >= 0.97  # 0.858 when the rate fell every epoch
+
+
 def test_the_optimizer_sees_the_scheduled_lr():
     train, _ = toy("blobs", 200)
     cfg = TrainConfig(optimizer="sgd", lr=0.5, batch_size=40, epochs=4, scheduler="cosine", warmup_epochs=1)
@@ -124,7 +155,7 @@ def test_uint8_images_train_and_run_epoch_reports_an_epoch():
     cfg = TrainConfig(optimizer="adam", lr=2e-3, batch_size=128, epochs=2)
     model = MLP(784, [64], 10, seed=0)
     trainer = Trainer(model, (data.x_train, data.y_train), (data.x_test, data.y_test), cfg)
-    assert trainer.X.dtype == torch.uint8  # kept as bytes on the device, scaled per batch
+    assert trainer.batches.X.dtype == torch.uint8  # kept as bytes on the device, scaled per batch
     record = trainer.run_epoch()
     assert record.epoch == 1 and trainer.step_count == trainer.steps_per_epoch == 32
     assert record.val_acc > 0.8 and record.samples_per_sec > 0 and record.seconds > 0
@@ -179,6 +210,34 @@ def test_device_auto_picks_the_best_available_and_reports_it():
             pick_device("cuda")
     with pytest.raises(ValueError, match="Unknown device 'tpu'"):
         pick_device("tpu")
+
+
+def test_torch_threads_gives_the_callers_count_back_whatever_the_block_did():
+    before = torch.get_num_threads()
+    try:
+        for outer in (1, 2):
+            torch.set_num_threads(outer)
+            with torch_threads(outer):  # the same count: nothing to change on the way in
+                torch.set_num_threads(3 - outer)  # what the trainer's thread tuner does
+            assert torch.get_num_threads() == outer
+    finally:
+        torch.set_num_threads(before)
+
+
+@pytest.mark.skipif(torch.get_num_threads() < 2, reason="the tuner measures 1 against more threads")
+@pytest.mark.parametrize("callers", [1, 2])
+def test_fit_leaves_the_process_thread_count_as_it_found_it(callers):
+    data = load_sample()
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(callers)
+        cfg = TrainConfig(batch_size=32, epochs=1)  # threads=0: the tuner measures 1 and 2
+        trainer = Trainer(MLP(784, [32], 10), (data.x_train, data.y_train), cfg=cfg)
+        trainer.fit()
+        assert trainer.threads in (1, 2)
+        assert torch.get_num_threads() == callers
+    finally:
+        torch.set_num_threads(before)
 
 
 def test_cpu_threads_are_measured_once_and_the_callers_setting_comes_back():

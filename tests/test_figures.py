@@ -1,0 +1,103 @@
+"""mlp.figures: every figure the app builds, validated once by plotly; frames stay light."""
+
+import base64
+import inspect
+import struct
+import zlib
+
+import numpy as np
+import plotly.graph_objects as go
+import plotly.io as pio
+import pytest
+
+import mlp.figures.classes
+import mlp.figures.curves
+import mlp.figures.plane
+import mlp.figures.tensors
+from mlp.data import gallery, load_sample
+from mlp.figures.classes import confusion_figure, probability_bars
+from mlp.figures.curves import compare_figure, epoch_curves_figure, live_curves_figure, lr_figure
+from mlp.figures.plane import boundary_figure, neurons_figure, toy_gallery
+from mlp.figures.style import png_data_uri
+from mlp.figures.tensors import spread_figure, tensor_heatmap
+from mlp.lessons.init_spread import activation_spread
+from mlp.lessons.mnist import MnistRun, MnistSettings
+from mlp.lessons.playground import PRESETS
+from mlp.lessons.playground_run import current_run
+
+FIGURE_MODULES = (mlp.figures.classes, mlp.figures.curves, mlp.figures.plane, mlp.figures.tensors)
+# Redrawn every frame, so built without validation (mlp.figures.style.fast_figure).
+FRAME_FIGURES = {"boundary_figure", "confusion_figure", "neurons_figure", "loss_accuracy_figure", "lr_figure"}
+
+
+@pytest.fixture(scope="module")
+def built() -> dict[str, list[go.Figure]]:
+    """Every public figure function, called on what the pages give it."""
+    run = current_run(None, PRESETS["spiral"])
+    run.compare(True)
+    run.run(20)
+    mnist = MnistRun(load_sample(), MnistSettings(epochs=1, batch_size=256, device="cpu"))
+    mnist.advance(10)
+    evaluation = mnist.evaluate()
+    return {
+        "boundary_figure": [boundary_figure(run.grid_probs(), run.points)],
+        "epoch_curves_figure": [epoch_curves_figure(run.curves(), run.twin_curves())],
+        "confusion_figure": [confusion_figure(run.confusion()), confusion_figure(evaluation.confusion)],
+        "neurons_figure": [neurons_figure(m) for m in run.neuron_maps()]
+        + [neurons_figure(mnist.first_layer_weights(64), per_row=16, bottom_up=False)],
+        "live_curves_figure": [live_curves_figure(**mnist.live_curves())],
+        "lr_figure": [lr_figure(*mnist.lr_schedule(), mnist.trainer.epoch_progress)],
+        "probability_bars": [probability_bars(mnist.predict(load_sample().x_test[0]))],
+        "compare_figure": [compare_figure([mnist.summary()])],
+        "toy_gallery": [toy_gallery(gallery())],
+        "tensor_heatmap": [tensor_heatmap(np.arange(12.0).reshape(3, 4) - 6, "z1", ("N", "h1"))],
+        "spread_figure": [spread_figure(activation_spread(depth=4, width=64), "relu")],
+    }
+
+
+@pytest.mark.slow
+def test_every_public_figure_is_built_here(built):
+    public = {
+        name
+        for module in FIGURE_MODULES
+        for name, fn in inspect.getmembers(module, inspect.isfunction)
+        if fn.__module__ == module.__name__
+        and not name.startswith("_")
+        and "go.Figure" in str(fn.__annotations__)
+    }
+    public.discard("loss_accuracy_figure")  # drawn through epoch_curves_figure and live_curves_figure
+    assert public == set(built)
+
+
+@pytest.mark.slow
+def test_every_figure_is_valid_plotly(built):
+    for figures in built.values():
+        for fig in figures:
+            go.Figure(fig.to_dict())  # full validation: raises on any property plotly doesn't know
+
+
+def test_only_frame_figures_skip_validation():
+    for module in FIGURE_MODULES:
+        for name, fn in inspect.getmembers(module, inspect.isfunction):
+            if fn.__module__ == module.__name__ and "fast_figure(" in inspect.getsource(fn):
+                assert name in FRAME_FIGURES, f"{name} is not redrawn every frame: build it validated"
+
+
+@pytest.mark.slow
+def test_a_playground_frame_stays_light(built):
+    frame = [*built["boundary_figure"], *built["epoch_curves_figure"], built["confusion_figure"][0]]
+    frame += built["neurons_figure"][:2]
+    total = sum(len(pio.to_json(fig.to_dict(), validate=False)) for fig in frame)
+    assert total < 300 * 1024
+
+
+def test_png_encoder_writes_a_real_png():
+    rgba = np.zeros((3, 2, 4), dtype=np.uint8)
+    rgba[1, 0] = [10, 20, 30, 255]
+    data = base64.b64decode(png_data_uri(rgba).split(",", 1)[1])
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", data[16:24])
+    assert (width, height) == (2, 3)
+    idat = data[data.index(b"IDAT") + 4 : data.index(b"IEND") - 8]
+    raw = zlib.decompress(idat)
+    assert len(raw) == 3 * (1 + 2 * 4) and raw[1 + 2 * 4 + 1 : 1 + 2 * 4 + 5] == bytes([10, 20, 30, 255])
