@@ -25,8 +25,8 @@ import torch.nn.functional as F
 from torch.utils.data import DataLoader, TensorDataset
 
 from bench.timing import table
-from mlp.device import DEFAULT_THREADS, torch_threads
 from mlp.data import load_mnist
+from mlp.device import DEFAULT_THREADS, torch_threads
 from mlp.model import MLP
 from mlp.train import TrainConfig, Trainer
 

@@ -23,12 +23,12 @@ import torch.nn.functional as F
 
 from bench.timing import measure, table
 from mlp.data import make_2d
-from mlp.model import MLP
 from mlp.figures.classes import confusion_figure
 from mlp.figures.curves import epoch_curves_figure
 from mlp.figures.plane import boundary_figure, neurons_figure
 from mlp.lessons.playground import PRESETS, make_points
 from mlp.lessons.playground_run import Playground
+from mlp.model import MLP
 from mlp.train import TrainConfig, Trainer
 
 
