@@ -2,6 +2,8 @@
 
 import streamlit as st
 
+from pages.ui import training_status, warm_up
+
 # Scales the whole app for the back row of a lecture hall; Streamlit sizes text in rem.
 PROJECTOR_CSS = """<style>
 html { font-size: 20px; }
@@ -18,6 +20,7 @@ pages = [
     st.Page("pages/mnist.py", title="MNIST", icon=":material/draw:"),
 ]
 navigation = st.navigation(pages)
+warm_up()  # once per process: a rerun's garbage collection then walks only what reruns make
 
 with st.sidebar:
     projector = st.toggle(
@@ -25,6 +28,7 @@ with st.sidebar:
         key="app_projector",
         help="Larger text everywhere, for presenting to a room.",
     )
+    training_status()  # a run keeps training on the server while its visitor looks elsewhere
     st.caption("MNIST digits by LeCun, Cortes and Burges, CC BY-SA 3.0.")
 if projector:
     st.html(PROJECTOR_CSS)

@@ -32,7 +32,8 @@ def architecture_json(model: MLP, **extra: Any) -> str:
 
 def model_to_bytes(model: MLP, **extra: Any) -> bytes:
     """The weights as a safetensors file whose metadata carries the architecture JSON."""
-    tensors = {name: t.detach().cpu().contiguous() for name, t in model.state_dict().items()}
+    # Copies: a trained model's weights are views into one buffer, which safetensors refuses.
+    tensors = {name: t.detach().cpu().clone() for name, t in model.state_dict().items()}
     return save_tensors(tensors, metadata={"architecture": architecture_json(model, **extra)})
 
 

@@ -324,15 +324,19 @@ def forward_backward(
     activation: str = "relu",
     *,
     break_grad: bool = False,
+    record: bool = True,
 ) -> ForwardBackward:
     """Forward pass, softmax cross-entropy loss and backprop for [(W, b)] with W (in, out).
 
     `break_grad` is a teaching switch: backprop uses 1 - f'(z) instead of f'(z) (for ReLU, the
-    mask flipped), so a gradient check has something to catch.
+    mask flipped), so a gradient check has something to catch. `record=False` is the training
+    engine's way in: the same operations in the same order, without building the steps (their
+    formulas cost more than a small network's math) and without re-checking every input.
     """
     if activation not in ACTIVATIONS:
         raise ValueError(f"Unknown activation {activation!r}; choose one of {', '.join(ACTIVATIONS)}.")
-    _check_inputs(params, X, y)
+    if record:
+        _check_inputs(params, X, y)
     backend = backend_of(X)
     ops = BACKENDS[backend]
     act, act_grad = getattr(ops, activation), getattr(ops, f"{activation}_grad")
@@ -342,11 +346,12 @@ def forward_backward(
     for l, (W, b) in enumerate(params, start=1):
         tensors[f"W{l}"], tensors[f"b{l}"] = W, b
 
-    def record(name: str, op: str, layer: int, inputs: Sequence[str], value: Array) -> Array:
-        phase = "backward" if op in BACKWARD_OPS else "forward"
-        steps.append(
-            Step(name, phase, op, layer, formula(name, op, inputs, activation), tuple(inputs), value)
-        )
+    def keep(name: str, op: str, layer: int, inputs: Sequence[str], value: Array) -> Array:
+        if record:
+            phase = "backward" if op in BACKWARD_OPS else "forward"
+            steps.append(
+                Step(name, phase, op, layer, formula(name, op, inputs, activation), tuple(inputs), value)
+            )
         tensors[name] = value
         return value
 
@@ -356,29 +361,29 @@ def forward_backward(
     # Forward: z_l = a_{l-1} W_l + b_l, then a_l = f(z_l) for hidden layers; z_L are the logits.
     h = X
     for l, (W, b) in enumerate(params, start=1):
-        z = record(f"z{l}", "affine", l, [a(l - 1), f"W{l}", f"b{l}"], ops.affine(h, W, b))
+        z = keep(f"z{l}", "affine", l, [a(l - 1), f"W{l}", f"b{l}"], ops.affine(h, W, b))
         if l < L:
-            h = record(a(l), activation, l, [f"z{l}"], act(z))
-    probs = record("probs", "softmax", 0, [f"z{L}"], ops.softmax(z))
-    loss = record("loss", "cross_entropy", 0, [f"z{L}", "y"], ops.cross_entropy(z, y))
+            h = keep(a(l), activation, l, [f"z{l}"], act(z))
+    probs = keep("probs", "softmax", 0, [f"z{L}"], ops.softmax(z))
+    loss = keep("loss", "cross_entropy", 0, [f"z{L}", "y"], ops.cross_entropy(z, y))
 
     # Backward: dz_L = (P - Y) / N, then per layer dW = a^T dz, db = 1^T dz, da = dz W^T,
     # and dz of the layer below = da * f'(z).
-    Y = record("Y", "one_hot", 0, ["y"], ops.one_hot(y, np.shape(probs)[1], probs))
-    dz = record(f"dz{L}", "dlogits", L, ["probs", "Y"], ops.dlogits(probs, Y))
+    Y = keep("Y", "one_hot", 0, ["y"], ops.one_hot(y, np.shape(probs)[1], probs))
+    dz = keep(f"dz{L}", "dlogits", L, ["probs", "Y"], ops.dlogits(probs, Y))
     grads: list[tuple[Array, Array]] = []
     for l in range(L, 0, -1):
-        dW = record(f"dW{l}", "weight_grad", l, [a(l - 1), f"dz{l}"], ops.weight_grad(tensors[a(l - 1)], dz))
-        db = record(f"db{l}", "bias_grad", l, [f"dz{l}"], ops.bias_grad(dz))
+        dW = keep(f"dW{l}", "weight_grad", l, [a(l - 1), f"dz{l}"], ops.weight_grad(tensors[a(l - 1)], dz))
+        db = keep(f"db{l}", "bias_grad", l, [f"dz{l}"], ops.bias_grad(dz))
         grads.insert(0, (dW, db))
         if l > 1:
-            da = record(
+            da = keep(
                 f"da{l - 1}", "input_grad", l, [f"dz{l}", f"W{l}"], ops.input_grad(dz, params[l - 1][0])
             )
             f_prime = act_grad(tensors[f"z{l - 1}"])
             if break_grad:
                 f_prime = 1 - f_prime
-            dz = record(
+            dz = keep(
                 f"dz{l - 1}", "preact_grad", l - 1, [f"da{l - 1}", f"z{l - 1}"], ops.preact_grad(da, f_prime)
             )
 

@@ -142,6 +142,7 @@ class MLP(nn.Module):
         # run's seed alone, never on torch's global RNG (shared by every thread of a server).
         # None: nn.Dropout, which draws from the global RNG.
         self.generator: torch.Generator | None = None
+        self._linear: list[tuple[torch.Tensor, torch.Tensor]] | None = None
         self.reset_parameters(seed)
 
     @classmethod
@@ -164,16 +165,24 @@ class MLP(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Logits (N, d_out) for inputs (N, d_in)."""
-        # Written for the hot loop: slicing a ModuleList builds a new one, and module calls
-        # for the activation and an Identity cost about as much as a small matmul.
-        last = len(self.layers) - 1
-        for i, layer in enumerate(self.layers):
-            x = layer(x)
-            if i < last:
-                x = self._act(x)
-                if self._has_dropout and self.training:
-                    x = self._dropout(x)
-        return x
+        # Written for the hot loop: slicing a ModuleList builds a new one, and a module call
+        # (its hooks machinery) costs about as much as a small matmul, so F.linear it is.
+        *hidden, (W, b) = self._weights()
+        for W_h, b_h in hidden:
+            x = self._act(F.linear(x, W_h, b_h))
+            if self._has_dropout and self.training:
+                x = self._dropout(x)
+        return F.linear(x, W, b)
+
+    def _weights(self) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """[(weight, bias)] of each layer; looked up through nn.Module once, not every step."""
+        if self._linear is None:
+            self._linear = [(layer.weight, layer.bias) for layer in self.layers]
+        return self._linear
+
+    def _apply(self, fn, recurse: bool = True):
+        self._linear = None  # .to(), .double(), ...: the parameters may be new objects
+        return super()._apply(fn, recurse)
 
     def _dropout(self, x: torch.Tensor) -> torch.Tensor:
         """Inverted dropout: zero each unit with probability p, scale the rest by 1 / (1 - p)."""

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-import pages as ui
+import pages.ui as ui
 from mlp.data import KINDS
 from mlp.figures.diagrams import shape_svg
 from mlp.figures.tensors import spread_figure, tensor_heatmap
@@ -64,7 +64,7 @@ def pass_fail(frame: pd.DataFrame, column: str = "status"):
     return frame.style.map(lambda v: colours.get(v, ""), subset=[column])
 
 
-saved, notes = ui.page_settings("fb_", SPECS, lambda: from_query(st.query_params.to_dict()))
+saved, notes = ui.page_settings("fb_", SPECS, lambda: from_query(ui.link_query()))
 st.title("Forward & backward, step by step")
 st.caption(
     "One batch through a small MLP: every operation of the forward pass and of backprop, with its "

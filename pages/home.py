@@ -2,11 +2,11 @@
 
 import streamlit as st
 
+import pages.ui as ui
 from mlp.data import gallery
 from mlp.figures.plane import toy_gallery
-from pages import require_shell
 
-require_shell()
+ui.require_shell()
 
 st.title("MLP Playground")
 st.markdown(

@@ -1,40 +1,41 @@
 """MNIST: train an MLP on real digits (GPU when there is one), watch it learn, look inside, try it."""
 
-import os
-
 import pandas as pd
 import streamlit as st
 
-import pages as ui
+import pages.ui as ui
 from mlp.data import MnistData, load_mnist
 from mlp.data.digits import digit_from_canvas, digit_from_image
+from mlp.data.mnist import for_server
 from mlp.device import device_choices, pick_device
 from mlp.figures.classes import confusion_figure, digit_grid, probability_bars
 from mlp.figures.curves import compare_figure, live_curves_figure, lr_figure
-from mlp.figures.plane import neurons_figure
-from mlp.lessons.mnist import SPECS, WIDTHS, MnistRun, MnistSession, from_query, from_widgets
+from mlp.figures.plane import neurons_image
+from mlp.lessons.mnist import SPECS, WIDTHS, MnistSession, from_query, from_widgets
+from mlp.lessons.mnist_run import first_layer_weights, predict
 from mlp.model import ACTIVATIONS, INITS
 from mlp.train import OPTIMIZERS, SCHEDULERS, describe_schedule
+from mlp.train.jobs import shared_executor
 
 ui.require_shell()
 
-FRAME_SECONDS = 0.4  # training time per frame; Stop lands within one
+POLL_SECONDS = 0.25  # how often a training run's page looks at its latest view
 CHART = {"displayModeBar": False}
 
 
-def show_guess(run: MnistRun, digit, caption: str, key: str) -> None:
+def show_guess(model, digit, caption: str, key: str) -> None:
     """The 28×28 digit the network is shown, and its probability for each class."""
     st.image(digit, width=84, caption=caption)
-    st.plotly_chart(probability_bars(run.predict(digit)), config=CHART, key=key)
+    st.plotly_chart(probability_bars(predict(model, digit)), config=CHART, key=key)
 
 
 @st.cache_resource(show_spinner="Loading the digits…")
 def dataset() -> MnistData:
     """Loaded once per server process and shared, read-only: uint8 pixels, a few MB to 55 MB."""
-    return load_mnist(download=os.environ.get("MLP_PLAYGROUND_DOWNLOAD") == "1", timeout=10)
+    return for_server()
 
 
-saved, notes = ui.page_settings("mn_", SPECS, lambda: from_query(st.query_params.to_dict()))
+saved, notes = ui.page_settings("mn_", SPECS, lambda: from_query(ui.link_query()))
 session: MnistSession = st.session_state.setdefault("mn_session", MnistSession())
 st.title("MNIST")
 st.caption("Train a multilayer perceptron on handwritten digits, watch it learn, and look inside it.")
@@ -100,12 +101,11 @@ for problem in problems:
     st.sidebar.error(f"{ui.say(problem)} Keeping the previous value.")
 st.sidebar.caption(describe_schedule(settings.train_config()))
 
+
 # --- start and stop ------------------------------------------------------------------------------
-
-
 def start() -> None:
     try:
-        session.start(dataset(), st.session_state.mn_settings)
+        session.start(dataset(), st.session_state.mn_settings, shared_executor())
     except (ValueError, RuntimeError) as err:  # e.g. out of GPU memory, or a bad combination
         st.session_state.mn_error = ui.say(err)
 
@@ -120,29 +120,30 @@ if error := st.session_state.pop("mn_error", None):
     st.error(f"Training could not start: {error}")
 
 
-@st.fragment(run_every=0.05 if session.running else None)
+@st.fragment(run_every=POLL_SECONDS if running else None)
 def live() -> None:
-    run = session.run
-    if run is None:
+    """Draws the run's latest view; the training itself happens on the executor's worker."""
+    if session.sync():
+        st.rerun()  # the run just ended: the whole page, for the evaluation and the timer off
+    view = session.view()
+    if view is None:
         st.info("Choose a network and training settings in the sidebar, then press **Start**.")
         return
-    status = f"{ui.literal(run.name)} {run.status_line()}"
-    st.progress(run.trainer.step_count / max(1, run.trainer.total_steps), text=status)
-    for col, (label, value) in zip(st.columns(5), run.live_metrics(), strict=True):
+    st.progress(
+        view.fraction,
+        text=f"{ui.literal(view.name)} {view.status} · step {view.step:,} of {view.total_steps:,}",
+    )
+    if banner := session.banner():
+        getattr(st, banner[0])(banner[1])
+    for col, (label, value) in zip(st.columns(5), view.metrics, strict=True):
         col.metric(label, value)
-    if run.trainer.status == "diverged":
-        st.error(run.trainer.message)
-    st.plotly_chart(live_curves_figure(**run.live_curves()), config=CHART, key="mn_curves")
+    st.plotly_chart(live_curves_figure(**view.curves), config=CHART, key="mn_curves")
     with st.expander("Learning-rate schedule"):
-        figure = lr_figure(*run.lr_schedule(), run.trainer.epoch_progress)
-        st.plotly_chart(figure, config=CHART, key="mn_lr_plot")
-    # Train after drawing: the page shows this frame's state while the next one trains.
-    if session.advance(FRAME_SECONDS):
-        st.rerun()  # the whole page: evaluation, and the timer off
+        st.plotly_chart(lr_figure(*view.schedule, view.epoch), config=CHART, key="mn_lr_plot")
 
 
 live()
-run = session.run
+run, view = session.run, session.view()
 
 # --- evaluate, try, keep, compare ------------------------------------------------------------------
 evaluate_tab, try_tab, keep_tab, compare_tab = st.tabs(["Evaluate", "Try it", "Keep it", "Compare runs"])
@@ -150,7 +151,7 @@ with evaluate_tab:
     if not session.ready:
         st.info("The evaluation appears here when training ends (or is stopped).")
     else:
-        ev = run.evaluate()
+        ev = view.evaluation
         a, b = st.columns(2)
         a.metric(
             "Test accuracy", f"{ev.accuracy:.2%}", help=f"On {data.n_test:,} digits it never trained on."
@@ -171,24 +172,24 @@ with evaluate_tab:
         captions = [f"{m['true']} → " + " · ".join(f"{c}: {p:.0%}" for c, p in m["top3"]) for m in mistakes]
         st.image([data.x_test[m["index"]] for m in mistakes], caption=captions, width=112)
         st.markdown("**First-layer weights**: what each hidden unit looks for (orange adds, blue subtracts)")
-        weights = neurons_figure(run.first_layer_weights(64), per_row=16, pixels=3, bottom_up=False)
-        st.plotly_chart(weights, config=CHART, key="mn_weights", width="content")
+        st.image(neurons_image(first_layer_weights(view.weights), per_row=16, pixels=3, bottom_up=False))
 
 with try_tab:
-    if run is None:
-        st.info("Train a model first, or load one in *Keep it*.")
+    model = session.predictor()
+    if model is None:
+        st.info("Train a model (its weights show up here after each epoch), or load one in *Keep it*.")
     else:
         pick, draw, upload_col = st.columns(3, gap="large")
         with pick:
             st.markdown("**A test digit**")
             index = st.number_input("Test digit number", 0, data.n_test - 1, 0, key="mn_pick")
-            show_guess(run, data.x_test[index], f"labelled {data.y_test[index]}", "mn_pick_bars")
+            show_guess(model, data.x_test[index], f"labelled {data.y_test[index]}", "mn_pick_bars")
         with draw:
             st.markdown("**Draw one**")
             ink, side = ui.digit_pad("mn_pad")
             try:
                 if ink is not None:
-                    show_guess(run, digit_from_canvas(ink, side), "what the network sees", "mn_draw_bars")
+                    show_guess(model, digit_from_canvas(ink, side), "what the network sees", "mn_draw_bars")
             except ValueError as err:
                 st.warning(ui.say(err))
         with upload_col:
@@ -197,7 +198,7 @@ with try_tab:
             try:
                 if image_file is not None:
                     digit = digit_from_image(image_file.getvalue())
-                    show_guess(run, digit, "centred and scaled like MNIST", "mn_upload_bars")
+                    show_guess(model, digit, "centred and scaled like MNIST", "mn_upload_bars")
             except ValueError as err:
                 st.error(ui.say(err))
 

@@ -1,12 +1,15 @@
 """2D playground: train a small network live on toy data and watch its decision boundary."""
 
+import time
+
 import streamlit as st
 
-import pages as ui
+import pages.ui as ui
 from mlp.data import KINDS, MULTICLASS_KINDS, read_points_csv
 from mlp.figures.classes import confusion_figure
 from mlp.figures.curves import epoch_curves_figure
-from mlp.figures.plane import boundary_figure, neurons_figure
+from mlp.figures.plane import neurons_image, plane_view
+from mlp.lessons.format import FrameRate
 from mlp.lessons.playground import PRESETS, SPECS, WIDTHS, from_query, from_widgets, link
 from mlp.lessons.playground_run import Playground, current_run
 from mlp.model import ACTIVATIONS, INITS
@@ -14,7 +17,8 @@ from mlp.train import OPTIMIZERS, SCHEDULERS, describe_schedule, supports_dropou
 
 ui.require_shell()
 
-FRAME_SECONDS = 0.15
+FRAME_SECONDS = 0.1  # the plane and the numbers: up to 10 frames a second
+PANEL_SECONDS = 1.0  # curves, confusion and unit maps change slowly: redraw them once a second
 CHART = {"displayModeBar": False}
 ENGINE_LABELS = {"autograd": "PyTorch autograd", "manual": "manual backprop"}
 
@@ -25,7 +29,8 @@ def preset() -> None:
 
 
 # --- the settings: the link's on a first visit, else the saved ones -------------------------------
-saved, notes = ui.page_settings("pg_", SPECS, lambda: from_query(st.query_params.to_dict()))
+saved, notes = ui.page_settings("pg_", SPECS, lambda: from_query(ui.link_query()))
+debug = ui.debug_mode()
 st.session_state.setdefault("pg_playing", False)
 
 st.title("2D playground")
@@ -37,26 +42,17 @@ ui.show_link_notes(notes)
 
 # --- settings (sidebar) ------------------------------------------------------------------------
 with st.sidebar:
-    st.selectbox(
-        "Preset",
-        list(PRESETS),
-        key="pg_preset",
-        index=None,
-        placeholder="Load a preset…",
-        on_change=preset,
-    )
+    st.selectbox("Preset", list(PRESETS), key="pg_preset", index=None, placeholder="Load…", on_change=preset)
     st.subheader("Data")
     upload = st.file_uploader("Your own points (CSV: x1, x2, label)", type=["csv"], key="pg_upload")
-    kind = st.selectbox("Data set", KINDS, key="pg_kind", disabled=upload is not None)
+    from_file = upload is not None  # the file decides the points: what makes points doesn't apply
+    kind = st.selectbox("Data set", KINDS, key="pg_kind", disabled=from_file)
     if kind in MULTICLASS_KINDS:
         ui.slider(
-            "Classes" if kind == "blobs" else "Arms",
-            SPECS["classes"],
-            "pg_classes",
-            disabled=upload is not None,
+            "Classes" if kind == "blobs" else "Arms", SPECS["classes"], "pg_classes", disabled=from_file
         )
-    ui.slider("Points", SPECS["n"], "pg_n", disabled=upload is not None)
-    ui.slider("Noise", SPECS["noise"], "pg_noise", disabled=upload is not None)
+    ui.slider("Points", SPECS["n"], "pg_n", disabled=from_file)
+    ui.slider("Noise", SPECS["noise"], "pg_noise", disabled=from_file)
     ui.slider("Test share", SPECS["test_fraction"], "pg_test_fraction")
     seed_col, regen_col = st.columns(2, vertical_alignment="bottom")
     with seed_col:
@@ -116,7 +112,7 @@ if run is not previous:
     st.session_state.pg_run, st.session_state.pg_playing = run, False
 if uploaded is not None:
     st.success(f"Training on {ui.literal(uploaded.name)}: {uploaded.note}", icon=":material/upload_file:")
-st.query_params.from_dict(link(settings, uploaded is not None))
+st.query_params.from_dict(link(settings, uploaded is not None) | ui.debug_query())
 
 
 # --- controls ----------------------------------------------------------------------------------
@@ -140,66 +136,73 @@ label, icon, key = (
     ("Pause", ":material/pause:", "pg_pause") if playing else ("Play", ":material/play_arrow:", "pg_play")
 )
 bar[0].button(label, icon=icon, key=key, type="primary", on_click=play, args=(not playing,), width="stretch")
-bar[1].button("Step", key="pg_step", on_click=pause_then, args=(lambda r: r.run(1),), width="stretch")
-bar[2].button("Epoch", key="pg_epoch", on_click=pause_then, args=(Playground.run_epoch,), width="stretch")
-bar[3].button(
-    "Reset",
-    icon=":material/restart_alt:",
-    key="pg_reset",
-    on_click=pause_then,
-    args=(Playground.reset,),
-    width="stretch",
-    help="Back to the same initial weights and batch order: compare runs from one start.",
-)
-bar[4].button(
-    "New init",
-    icon=":material/casino:",
-    key="pg_reinit",
-    on_click=pause_then,
-    args=(new_seed,),
-    width="stretch",
-)
+actions = [  # (label, icon, key, what it does to the run, help); each pauses first
+    ("Step", None, "pg_step", lambda r: r.run(1), "One optimizer step."),
+    ("Epoch", None, "pg_epoch", Playground.run_epoch, "To the end of the current pass over the data."),
+    (
+        "Reset",
+        ":material/restart_alt:",
+        "pg_reset",
+        Playground.reset,
+        "The same initial weights and batches.",
+    ),
+    ("New init", ":material/casino:", "pg_reinit", new_seed, "The next seed: other initial weights."),
+]
+for col, (label, icon, key, action, tip) in zip(bar[1:5], actions, strict=True):
+    col.button(label, icon=icon, key=key, on_click=pause_then, args=(action,), width="stretch", help=tip)
 with bar[5]:
     ui.stops("Speed (steps per frame)", SPECS["speed"], "pg_speed", str)
 
 
-# --- the live part -------------------------------------------------------------------------------
+# --- the live part: the plane every frame, the panels about once a second -----------------------
 @st.fragment(run_every=FRAME_SECONDS if playing else None)
-def live() -> None:
-    run: Playground = st.session_state.pg_run
+def frame() -> None:
+    """Trains one frame's steps, then draws the numbers and the plane."""
+    start, run = time.perf_counter(), st.session_state.pg_run
     if st.session_state.pg_playing:
         run.run(st.session_state.pg_speed)
         if run.trainer.finished:
             st.session_state.pg_playing = False
-            st.rerun()  # the whole page, to stop the timer and show why
+            st.rerun()  # the whole page, to stop the timers and show why
     for col, (name, value) in zip(st.columns(5), run.live_metrics(), strict=True):
         col.metric(name, value)
     if banner := run.banner():
-        kind, text = banner
-        icon = {"error": ":material/warning:", "warning": ":material/heart_broken:", "info": None}[kind]
-        getattr(st, kind)(text, icon=icon)
+        icons = {"error": ":material/warning:", "warning": ":material/heart_broken:", "info": None}
+        getattr(st, banner[0])(banner[1], icon=icons[banner[0]])
+    show_test = st.toggle("Show test points", value=True, key="pg_show_test")
+    ui.plane(plane_view(run.grid_probs(), run.points, show_test), run.trainer.step_count, key="pg_plane")
+    frames: FrameRate = st.session_state.setdefault("pg_frames", FrameRate())
+    frames.tick(time.perf_counter() - start)
+    if debug:
+        st.caption(frames.text())
 
-    left, right = st.columns([3, 2], gap="medium")
-    with left:
-        show_test = st.toggle("Show test points", value=True, key="pg_show_test")
-        st.plotly_chart(
-            boundary_figure(run.grid_probs(), run.points, show_test), config=CHART, key="pg_boundary"
-        )
-    with right:
-        st.plotly_chart(epoch_curves_figure(run.curves(), run.twin_curves()), config=CHART, key="pg_curves")
-        st.caption("Confusion matrix on the test points")
-        st.plotly_chart(confusion_figure(run.confusion("test")), config=CHART, key="pg_confusion")
+
+@st.fragment(run_every=PANEL_SECONDS if playing else None)
+def curves() -> None:
+    run = st.session_state.pg_run
+    st.plotly_chart(epoch_curves_figure(run.curves(), run.twin_curves()), config=CHART, key="pg_curves")
+    st.caption("Confusion matrix on the test points")
+    st.plotly_chart(confusion_figure(run.confusion("test")), config=CHART, key="pg_confusion")
     if (gap := run.engine_gap()) is not None:
         st.caption(
             f"Engines side by side over {gap['epochs']:,} epochs: largest |Δ train loss| = "
             f"{gap['loss']:.1e}, largest |Δ weight| = {gap['weights']:.1e} (float32 rounding)."
         )
-    for layer, units in enumerate(run.neuron_maps(), start=1):
-        st.caption(f"Hidden layer {layer}: what each of its first {len(units)} units outputs over the plane")
-        st.plotly_chart(neurons_figure(units), config=CHART, key=f"pg_neurons_{layer}", width="content")
 
 
-live()
+@st.fragment(run_every=PANEL_SECONDS if playing else None)
+def units() -> None:
+    for layer, maps in enumerate(st.session_state.pg_run.neuron_maps(), start=1):
+        st.caption(f"Hidden layer {layer}: what each of its first {len(maps)} units outputs over the plane")
+        st.image(neurons_image(maps))
+
+
+left, right = st.columns([3, 2], gap="medium")
+with left:
+    frame()
+with right:
+    curves()
+units()
 
 # --- compare, share, export ----------------------------------------------------------------------
 with st.expander("Compare manual backprop with autograd"):

@@ -2,6 +2,7 @@
 
 import base64
 import inspect
+import json
 import struct
 import zlib
 
@@ -17,7 +18,7 @@ import mlp.figures.tensors
 from mlp.data import gallery, load_sample
 from mlp.figures.classes import confusion_figure, probability_bars
 from mlp.figures.curves import compare_figure, epoch_curves_figure, live_curves_figure, lr_figure
-from mlp.figures.plane import boundary_figure, neurons_figure, toy_gallery
+from mlp.figures.plane import neurons_image, plane_view, toy_gallery
 from mlp.figures.style import png_data_uri
 from mlp.figures.tensors import spread_figure, tensor_heatmap
 from mlp.lessons.init_spread import activation_spread
@@ -27,7 +28,7 @@ from mlp.lessons.playground_run import current_run
 
 FIGURE_MODULES = (mlp.figures.classes, mlp.figures.curves, mlp.figures.plane, mlp.figures.tensors)
 # Redrawn every frame, so built without validation (mlp.figures.style.fast_figure).
-FRAME_FIGURES = {"boundary_figure", "confusion_figure", "neurons_figure", "loss_accuracy_figure", "lr_figure"}
+FRAME_FIGURES = {"confusion_figure", "loss_accuracy_figure", "lr_figure"}
 
 
 @pytest.fixture(scope="module")
@@ -38,16 +39,15 @@ def built() -> dict[str, list[go.Figure]]:
     run.run(20)
     mnist = MnistRun(load_sample(), MnistSettings(epochs=1, batch_size=256, device="cpu"))
     mnist.advance(10)
-    evaluation = mnist.evaluate()
+    mnist.finish()
+    view = mnist.view()
+    evaluation = view.evaluation
     return {
-        "boundary_figure": [boundary_figure(run.grid_probs(), run.points)],
         "epoch_curves_figure": [epoch_curves_figure(run.curves(), run.twin_curves())],
         "confusion_figure": [confusion_figure(run.confusion()), confusion_figure(evaluation.confusion)],
-        "neurons_figure": [neurons_figure(m) for m in run.neuron_maps()]
-        + [neurons_figure(mnist.first_layer_weights(64), per_row=16, bottom_up=False)],
-        "live_curves_figure": [live_curves_figure(**mnist.live_curves())],
-        "lr_figure": [lr_figure(*mnist.lr_schedule(), mnist.trainer.epoch_progress)],
-        "probability_bars": [probability_bars(mnist.predict(load_sample().x_test[0]))],
+        "live_curves_figure": [live_curves_figure(**view.curves)],
+        "lr_figure": [lr_figure(*view.schedule, view.epoch)],
+        "probability_bars": [probability_bars(evaluation.probs[0])],
         "compare_figure": [compare_figure([mnist.summary()])],
         "toy_gallery": [toy_gallery(gallery())],
         "tensor_heatmap": [tensor_heatmap(np.arange(12.0).reshape(3, 4) - 6, "z1", ("N", "h1"))],
@@ -85,10 +85,9 @@ def test_only_frame_figures_skip_validation():
 
 @pytest.mark.slow
 def test_a_playground_frame_stays_light(built):
-    frame = [*built["boundary_figure"], *built["epoch_curves_figure"], built["confusion_figure"][0]]
-    frame += built["neurons_figure"][:2]
+    frame = [*built["epoch_curves_figure"], built["confusion_figure"][0]]
     total = sum(len(pio.to_json(fig.to_dict(), validate=False)) for fig in frame)
-    assert total < 300 * 1024
+    assert total < 100 * 1024
 
 
 def test_png_encoder_writes_a_real_png():
@@ -101,3 +100,23 @@ def test_png_encoder_writes_a_real_png():
     idat = data[data.index(b"IDAT") + 4 : data.index(b"IEND") - 8]
     raw = zlib.decompress(idat)
     assert len(raw) == 3 * (1 + 2 * 4) and raw[1 + 2 * 4 + 1 : 1 + 2 * 4 + 5] == bytes([10, 20, 30, 255])
+
+
+def test_the_plane_is_plain_data_a_canvas_can_draw():
+    run = current_run(None, PRESETS["spiral"])
+    run.run(20)
+    view = plane_view(run.grid_probs(), run.points)
+    encoded = json.dumps(view)  # what the component receives
+    assert len(encoded) < 40 * 1024
+    png = base64.b64decode(view["image"].split(",", 1)[1])
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", png[16:24]) == (100, 100)
+    assert len(view["train"]) == len(run.points.y_train) and len(view["test"]) == len(run.points.y_test)
+    assert view["xticks"] == [-1.0, 0.0, 1.0] and view["extent"] == list(run.points.extent)
+    assert plane_view(run.grid_probs(), run.points, show_test=False)["test"] == []
+
+
+def test_unit_maps_are_images_scaled_pixel_for_pixel():
+    units = np.linspace(-1, 1, 2 * 4 * 4).reshape(2, 4, 4)
+    image = neurons_image(units, per_row=2, pixels=3)
+    assert image.dtype == np.uint8 and image.shape == ((4 + 3 - 3) * 3, (2 * (4 + 3) - 3) * 3, 4)
+    assert (image[:3, :3] == image[0, 0]).all()  # each map pixel is a 3 × 3 block

@@ -1,12 +1,16 @@
-"""The MNIST page's model: settings, a run's training and evaluation, a visitor's session."""
+"""The MNIST page's model: settings and links, a run as a background job, a visitor's session."""
+
+import gc
 
 import numpy as np
 import pytest
 import torch
 
 from mlp.data import load_sample
-from mlp.io import model_from_bytes, model_to_bytes
-from mlp.lessons.mnist import MnistRun, MnistSession, MnistSettings, from_query, from_widgets, to_query
+from mlp.io import model_to_bytes
+from mlp.lessons.mnist import MnistSession, MnistSettings, from_query, from_widgets, to_query
+from mlp.lessons.mnist_run import MnistRun, first_layer_weights, predict, predictor
+from mlp.train.jobs import Executor
 
 
 @pytest.fixture(scope="module")
@@ -14,109 +18,167 @@ def sample():
     return load_sample("the tests use it")
 
 
-def new_run(data, epochs=10, **train):
-    settings = {"optimizer": "adam", "lr": 2e-3, "batch_size": 64, "epochs": epochs, "device": "cpu"} | train
-    return MnistRun(data, MnistSettings(**settings))
+@pytest.fixture
+def executor():
+    return Executor(slots=1)
+
+
+def settings(**changes) -> MnistSettings:
+    return MnistSettings(**({"lr": 2e-3, "batch_size": 64, "epochs": 2, "device": "cpu"} | changes))
 
 
 @pytest.mark.slow
-def test_the_bundled_sample_trains_past_90_percent_within_10_epochs(sample):
-    run = new_run(sample, epochs=10)
-    while not run.finished:
-        run.advance(0.5)
-    assert run.trainer.status == "done" and run.trainer.epoch == 10
-    evaluation = run.evaluate()
+def test_the_bundled_sample_trains_past_90_percent_within_10_epochs(sample, executor):
+    session = MnistSession()
+    session.start(sample, settings(epochs=10), executor)
+    assert session.job.wait(timeout=300) and session.sync()
+    view = session.view()
+    assert view.status == "done" and view.step == view.total_steps and view.epoch == 10
+    evaluation = view.evaluation
     assert evaluation.accuracy >= 0.90  # on the 1,000 held-out digits
-    assert evaluation.confusion.sum() == 1000 and np.trace(evaluation.confusion) == round(
-        evaluation.accuracy * 1000
-    )
-    curves = run.live_curves()
-    assert len(curves["train"]["epoch"]) >= 10 * 9  # points within epochs, not only at their ends
-    assert len(curves["val"]["epoch"]) == 10 and curves["val"]["val_acc"][-1] > 0.85
-    summary = run.summary()
-    assert summary.test_accuracy == evaluation.accuracy and summary.epochs == 10
+    assert evaluation.confusion.sum() == 1000
+    assert np.trace(evaluation.confusion) == round(evaluation.accuracy * 1000)
+    assert len(view.curves["train"]["epoch"]) >= 10 * 9  # points within epochs, not only at their ends
+    assert len(view.curves["val"]["epoch"]) == 10 and view.curves["val"]["val_acc"][-1] > 0.85
+    assert session.runs[0].test_accuracy == evaluation.accuracy and session.runs[0].epochs == 10
 
 
-def test_stop_lands_within_an_epoch_and_keeps_the_model(sample):
-    run = new_run(sample, epochs=50, batch_size=16)
-    run.trainer.run_steps(run.trainer.steps_per_epoch + 10)
-    before = [p.detach().clone() for p in run.model.parameters()]
-    run.stop()
-    assert run.finished and run.trainer.status == "stopped" and "keeps what it learned" in run.trainer.message
-    run.advance(1.0)  # a stopped run trains no further
-    assert all(torch.equal(a, b) for a, b in zip(before, run.model.parameters(), strict=True))
-    assert 1 < run.trainer.epoch_progress < 2
-    assert run.evaluate().accuracy > 0.5
+def test_a_run_trains_in_the_background_and_the_page_reads_only_views(sample, executor):
+    session = MnistSession()
+    session.start(sample, settings(epochs=3), executor)
+    assert session.running and session.sync() is False  # nothing to collect while it trains
+    first = session.job.view
+    assert session.job.wait(timeout=120)
+    assert session.sync() is True and session.sync() is False  # collected once
+    view = session.view()
+    assert view is not first and view.status == "done" and view.evaluation is not None
+    assert view.weights is not None and all(w.device.type == "cpu" for w in view.weights.values())
+    run_weights = session.run.model.state_dict()
+    assert all(torch.equal(view.weights[k], run_weights[k]) for k in run_weights)  # a copy of the final
+    assert view.weights["layers.0.weight"].data_ptr() != run_weights["layers.0.weight"].data_ptr()
+    assert [label for label, _ in view.metrics] == [
+        "Epoch",
+        "Samples / s",
+        "Epoch time",
+        "ETA",
+        "Val. accuracy",
+    ]
 
 
-def test_a_model_round_trips_through_a_file_with_identical_predictions(sample):
-    run = new_run(sample, epochs=1)
-    run.advance(5)
-    data = model_to_bytes(run.model, test_accuracy=run.evaluate().accuracy)
-    model, info = model_from_bytes(data, expect_d_in=784, expect_d_out=10)
-    loaded = MnistRun.from_model(sample, model, "upload.safetensors")
-    assert loaded.finished and info["test_accuracy"] == run.evaluate().accuracy
-    assert np.array_equal(loaded.evaluate().probs, run.evaluate().probs)
-    digit = sample.x_test[7]
-    assert np.array_equal(loaded.predict(digit), run.predict(digit))
+def test_stop_lands_within_a_step_and_keeps_the_model(sample, executor):
+    session = MnistSession()
+    session.start(sample, settings(epochs=50, batch_size=16), executor)
+    trainer = session.job.work.trainer
+    while session.job.view.step < 100:
+        session.job.wait(0.01)
+    at_stop = trainer.step_count
+    session.stop()
+    assert session.job.wait(timeout=30)
+    assert trainer.step_count - at_stop <= 1  # the step under way when Stop came, at most
+    assert session.job.state == "stopped" and "keeps what it learned" in session.job.message
+    session.sync()
+    assert session.view().evaluation.accuracy > 0.5 and 0 < session.view().epoch < 50
+    assert session.runs[-1].name == "run 1"
 
 
-def test_first_layer_weights_are_images(sample):
-    run = new_run(sample, epochs=1)
-    assert run.first_layer_weights(16).shape == (16, 28, 28)
+def test_a_second_job_queues_when_the_executor_is_full_and_says_its_place(sample, executor):
+    first, second, third = MnistSession(), MnistSession(), MnistSession()
+    first.start(sample, settings(epochs=50), executor)
+    while first.job.state != "running":
+        first.job.wait(0.01)
+    second.start(sample, settings(epochs=1), executor)
+    third.start(sample, settings(epochs=1), executor)
+    assert second.job.state == "queued" and (second.job.position, third.job.position) == (0, 1)
+    assert "yours is next" in second.banner()[1] and "1 run wait ahead of yours" in third.banner()[1]
+    assert third.sidebar_status() == "MNIST: run 1 waiting, number 2 in the queue"
+    assert executor.load == (1, 2)
+    third.stop()  # leaving the queue: nothing trained, nothing kept
+    assert third.job.state == "stopped" and executor.load == (1, 1) and second.job.position == 0
+    first.stop()
+    assert second.job.wait(timeout=120) and second.job.state == "done"
 
 
-def test_mistakes_are_wrong_and_sorted_by_confidence(sample):
-    run = new_run(sample, epochs=1)
-    run.advance(5)
+def test_a_job_whose_page_is_gone_is_cancelled_and_frees_its_slot(sample, executor):
+    session = MnistSession()
+    session.start(sample, settings(epochs=100), executor)
+    job = session.job
+    while job.state != "running":
+        job.wait(0.01)
+    del session
+    gc.collect()  # what Streamlit's dropping of an expired session leads to
+    assert job.wait(timeout=30) and job.state == "cancelled" and job.message == "Its page closed."
+    assert executor.load == (0, 0)
+    after = MnistSession()
+    after.start(sample, settings(epochs=1), executor)
+    assert after.job.wait(timeout=120) and after.job.state == "done"
+
+
+def test_the_sidebar_line_follows_the_run(sample, executor):
+    session = MnistSession()
+    assert session.sidebar_status() is None
+    session.start(sample, settings(epochs=40), executor)
+    while session.job.state != "running" or session.job.view.epoch < 1:
+        session.job.wait(0.01)
+    assert session.sidebar_status().startswith("MNIST: run 1 training, epoch ")
+    assert session.sidebar_status().endswith("/40")
+    session.stop()
+    session.job.wait(30)
+    assert session.sidebar_status() is None
+
+
+def test_predictions_during_training_use_the_weights_of_the_last_epoch(sample, executor):
+    session = MnistSession()
+    assert session.predictor() is None
+    session.start(sample, settings(epochs=30), executor)
+    while session.job.view.weights is None:  # published at the end of the first epoch
+        session.job.wait(0.01)
+    model = session.predictor()
+    assert model is session.predictor()  # one copy per published set of weights
+    probs = predict(model, sample.x_test[0])
+    assert probs.shape == (10,) and abs(probs.sum() - 1) < 1e-5
+    session.stop()
+
+
+def test_a_model_file_loads_back_as_a_finished_evaluated_run(sample, executor):
+    session = MnistSession()
+    session.start(sample, settings(epochs=1), executor)
+    session.job.wait(120)
+    session.sync()
+    trained = session.run
+    session.load(sample, model_to_bytes(trained.model), "mine.safetensors", "id-1")
+    assert session.run is not trained and session.ready and session.loaded_file == "id-1"
+    assert session.job is None and session.view().name == "mine.safetensors"
+    assert (session.view().evaluation.predicted == trained.evaluation.predicted).all()
+    assert [r.name for r in session.runs] == ["run 1", "mine.safetensors"]
+    with pytest.raises(ValueError, match="not a safetensors model file"):
+        session.load(sample, b"not a model", "notes.txt", "id-2")
+    assert session.view().name == "mine.safetensors"  # what was there stays
+
+
+def test_mistakes_weights_and_schedule(sample):
+    run = MnistRun(sample, settings(epochs=4, scheduler="cosine", warmup_epochs=1, lr=0.01))
+    run.advance(2)
     mistakes = run.evaluate().mistakes(sample.y_test, limit=5)
-    assert len(mistakes) == 5
-    assert all(m["top3"][0][0] != m["true"] for m in mistakes)
+    assert len(mistakes) == 5 and all(m["top3"][0][0] != m["true"] for m in mistakes)
     confidences = [m["top3"][0][1] for m in mistakes]
     assert confidences == sorted(confidences, reverse=True)
-
-
-def test_lr_schedule_follows_the_config(sample):
-    run = new_run(sample, epochs=4, scheduler="cosine", warmup_epochs=1, lr=0.01)
-    epochs, lrs = run.lr_schedule()
+    view = run.view()
+    assert first_layer_weights(view.weights, 16).shape == (16, 28, 28)
+    model = predictor(view.weights, view.config)
+    assert np.allclose(predict(model, sample.x_test[3]), run.evaluation.probs[3], atol=1e-6)
+    epochs, lrs = view.schedule
     assert epochs[0] == 0 and epochs[-1] == pytest.approx(4, abs=0.05)
     assert lrs.max() == pytest.approx(0.01, rel=0.05) and lrs[-1] < 0.001
 
 
-def test_a_session_starts_stops_and_keeps_every_run(sample):
-    session = MnistSession()
-    session.start(sample, MnistSettings(epochs=50, batch_size=16, device="cpu"))
-    assert session.running and not session.ready
-    assert session.advance(0.2) is False  # still training
-    session.stop()
-    assert not session.running and session.ready and session.run.trainer.status == "stopped"
-    assert [r.name for r in session.runs] == ["run 1"] and session.runs[0].test_accuracy is not None
-    session.start(sample, MnistSettings(epochs=1, device="cpu"))
-    while not session.advance(0.5):
-        pass
-    assert session.run.name == "run 2" and [r.name for r in session.runs] == ["run 1", "run 2"]
-
-
-def test_a_session_refuses_a_file_that_is_not_a_model_and_keeps_its_run(sample):
-    session = MnistSession()
-    session.start(sample, MnistSettings(epochs=1, device="cpu"))
-    session.stop()
-    run = session.run
-    with pytest.raises(ValueError, match="not a safetensors model file"):
-        session.load(sample, b"not a model", "notes.txt", "id-1")
-    assert session.run is run and session.loaded_file is None
-
-
 def test_settings_round_trip_through_a_link_and_the_sidebar():
-    settings = MnistSettings(hidden=(256, 64), activation="gelu", lr=3e-3, batch_size=64, epochs=12, seed=7)
-    assert from_query(to_query(settings)) == (settings, [])
+    chosen = MnistSettings(hidden=(256, 64), activation="gelu", lr=3e-3, batch_size=64, epochs=12, seed=7)
+    assert from_query(to_query(chosen)) == (chosen, [])
     linked, notes = from_query({"lr": "9", "hidden": "64-x", "epochs": "12"})
     assert linked == MnistSettings(epochs=12) and [n.key for n in notes] == ["lr", "hidden"]
-    widgets = {"hidden": "32, 16", "amp": True, "compile": True} | {
-        k: v for k, v in settings.__dict__.items() if k not in ("hidden", "amp", "compile")
-    }
-    on_cpu, problems = from_widgets(widgets, settings, device_kind="cpu")
+    widgets = {k: v for k, v in chosen.__dict__.items()} | {"hidden": "32, 16", "amp": True, "compile": True}
+    on_cpu, problems = from_widgets(widgets, chosen, device_kind="cpu")
     assert on_cpu.hidden == (32, 16) and not on_cpu.amp and not on_cpu.compile and problems == []
-    assert from_widgets(widgets, settings, device_kind="cuda")[0].amp is True
-    kept, problems = from_widgets(widgets | {"hidden": "32, many"}, settings, device_kind="cpu")
+    assert from_widgets(widgets, chosen, device_kind="cuda")[0].amp is True
+    kept, problems = from_widgets(widgets | {"hidden": "32, many"}, chosen, device_kind="cpu")
     assert kept.hidden == (256, 64) and "'many' is not a whole number" in str(problems[0])

@@ -1,5 +1,6 @@
 """The 2D playground's model: settings and links, presets, the run and what a frame draws."""
 
+import threading
 from dataclasses import replace
 
 import numpy as np
@@ -214,3 +215,29 @@ def test_invalid_settings_say_what_is_allowed():
         Settings(kind="moons", classes=3)
     with pytest.raises(ValueError, match="manual engine has no dropout"):
         Settings(engine="manual", dropout=0.2)
+
+
+def test_clicks_during_play_never_interleave_training_or_drawing():
+    """Frames of Play, Step clicks and redraws from many threads: the same weights as one run alone."""
+    settings = replace(PRESETS["moons"], batch_size=16, dropout=0.3)  # batches and dropout draw from RNGs
+    run = current_run(None, settings)
+    asked = [10] * 12 + [1] * 12  # Play's frames at speed 10, and Step clicks
+    draws = [run.grid_probs, run.neuron_maps, run.dead_units, run.confusion, run.banner, run.curves] * 4
+
+    def act(job) -> None:
+        if isinstance(job, int):
+            run.run(job)
+        else:
+            job()
+
+    jobs = [*asked, *draws]
+    np.random.default_rng(0).shuffle(jobs)
+    threads = [threading.Thread(target=act, args=(job,)) for job in jobs]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert run.trainer.step_count == sum(asked)
+    alone = current_run(None, settings)
+    alone.run(sum(asked))
+    assert all(torch.equal(a, b) for a, b in zip(weights(alone.model), weights(run.model), strict=True))

@@ -302,6 +302,29 @@ def load_sample(reason: str = "it was asked for") -> MnistData:
     return MnistData(x_train, y_train, x_test, y_test, "sample", note)
 
 
+SYNTHETIC_VAR = "MLP_PLAYGROUND_SYNTHETIC_DIGITS"  # benchmarks: random digits of this many, no download
+DOWNLOAD_VAR = "MLP_PLAYGROUND_DOWNLOAD"  # "1": a server may fetch the full set on its first visit
+
+
+def synthetic(n_train: int = 60_000, n_test: int = 10_000, seed: int = 0) -> MnistData:
+    """Random 28×28 uint8 'digits' with random labels, MNIST's size: for speed, not for learning."""
+    rng = np.random.default_rng(seed)
+    x_train = rng.integers(0, 256, (n_train, 28, 28), dtype=np.uint8)
+    x_test = rng.integers(0, 256, (n_test, 28, 28), dtype=np.uint8)
+    y_train, y_test = rng.integers(0, 10, n_train), rng.integers(0, 10, n_test)
+    note = f"Synthetic digits for a benchmark: {n_train:,} training and {n_test:,} test images of noise."
+    return MnistData(x_train, y_train, x_test, y_test, "synthetic", note)
+
+
+def for_server(timeout: float = 10) -> MnistData:
+    """What an app server loads: $MLP_PLAYGROUND_SYNTHETIC_DIGITS random digits for a benchmark;
+    else the full set if cached (downloaded on the spot when $MLP_PLAYGROUND_DOWNLOAD is 1);
+    else the bundled sample."""
+    if os.environ.get(SYNTHETIC_VAR, "").isdigit():
+        return synthetic(int(os.environ[SYNTHETIC_VAR]))
+    return load_mnist(download=os.environ.get(DOWNLOAD_VAR) == "1", timeout=timeout)
+
+
 def main() -> None:
     """`python -m mlp.data.mnist`: download the full set into the cache (for a server before a class)."""
     import sys

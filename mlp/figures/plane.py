@@ -6,7 +6,8 @@ of numbers, and many points as WebGL scatters, so a frame stays light on the wir
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Mapping
 from typing import Protocol
 
 import numpy as np
@@ -19,13 +20,10 @@ from mlp.figures.style import (
     POSITIVE,
     RGB,
     base_layout,
-    fast_figure,
-    layout_dict,
     png_data_uri,
 )
 
 MAX_SHADE = 0.55  # the most opaque a region gets: points must stay visible on top
-WEBGL_ABOVE = 1000  # points; below this an SVG scatter draws faster than starting WebGL
 
 
 class LabelledPoints(Protocol):
@@ -50,70 +48,36 @@ def boundary_rgba(probs: np.ndarray) -> np.ndarray:
     return rgba
 
 
-def _image(rgba: np.ndarray, extent: Sequence[float]) -> dict:
-    """An image trace whose pixel centres sit on the grid: row 0 at the bottom, as the grid's."""
-    x0, x1, y0, y1 = extent
-    h, w = rgba.shape[:2]
-    dx, dy = (x1 - x0) / (w - 1), (y1 - y0) / (h - 1)
-    return {
-        "type": "image",
-        "source": png_data_uri(rgba),
-        "x0": x0,
-        "dx": dx,
-        "y0": y0,
-        "dy": dy,
-        "hoverinfo": "skip",
-    }
+def nice_ticks(lo: float, hi: float, target: int = 5) -> list[float]:
+    """Round numbers between lo and hi, about `target` of them: -1, 0, 1 for ±1.5."""
+    raw = (hi - lo) / target
+    magnitude = 10 ** math.floor(math.log10(raw)) if raw > 0 else 1.0
+    step = next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw)
+    first = math.ceil(lo / step) * step
+    return [round(first + i * step, 10) for i in range(int((hi - first) / step + 1e-9) + 1)]
 
 
-def boundary_figure(
-    probs: np.ndarray, points: LabelledPoints, show_test: bool = True, height: int = 520
-) -> go.Figure:
-    """The plane shaded by the predicted class, train points filled, test points hollow."""
-    traces: list = [_image(boundary_rgba(probs), points.extent)]
-    n = len(points.y_train) + (len(points.y_test) if show_test else 0)
-    scatter = "scattergl" if n > WEBGL_ABOVE else "scatter"
-    sets = [("train", points.X_train, points.y_train, "circle", 7)]
-    if show_test:
-        sets.append(("test", points.X_test, points.y_test, "circle-open", 8))
-    for label, X, y, symbol, size in sets:
-        for c in range(points.classes):
-            mask = y == c
-            traces.append(
-                {
-                    "type": scatter,
-                    "x": X[mask, 0],
-                    "y": X[mask, 1],
-                    "mode": "markers",
-                    "name": f"{label} · class {c}",
-                    "legendgroup": label,
-                    "marker": {
-                        "color": CLASS_COLORS[c % len(CLASS_COLORS)],
-                        "symbol": symbol,
-                        "size": size,
-                        "line": {"width": 1 if symbol == "circle" else 2, "color": "white"},
-                    },
-                    "hovertemplate": f"{label}, class {c}<br>(%{{x:.2f}}, %{{y:.2f}})<extra></extra>",
-                }
-            )
+def plane_view(probs: np.ndarray, points: LabelledPoints, show_test: bool = True) -> dict:
+    """The plane as plain data for a canvas: the shaded boundary as a small PNG, the points, the axes.
+
+    Drawn in the browser (pages/ui/plane.py) rather than as a plotly figure: redrawing 600
+    SVG markers every frame kept the browser's main thread busy 80% of the time, while an
+    image and a cached layer of points cost it next to nothing.
+    """
     x0, x1, y0, y1 = points.extent
-    layout = layout_dict(height)
-    layout |= {
-        "xaxis": {"range": [x0, x1], "showgrid": False, "zeroline": False, "title": {"text": "x1"}},
-        "yaxis": {
-            "range": [y0, y1],
-            "autorange": False,
-            "showgrid": False,
-            "zeroline": False,
-            "scaleanchor": "x",
-            "title": {"text": "x2"},
-        },
-        "margin": {"l": 40, "r": 10, "t": 10, "b": 40},
-        "showlegend": True,
-        "legend": {"orientation": "h", "y": -0.12, "font": {"size": 12}},
-        "uirevision": "keep",  # zoom and legend clicks survive the frames
+
+    def rows(X: np.ndarray, y: np.ndarray) -> list[list[float]]:
+        return np.column_stack([X.astype(np.float64).round(4), y]).tolist()
+
+    return {
+        "image": png_data_uri(boundary_rgba(probs)[::-1]),  # PNG rows run top first; the grid's bottom first
+        "extent": [x0, x1, y0, y1],
+        "xticks": nice_ticks(x0, x1),
+        "yticks": nice_ticks(y0, y1),
+        "train": rows(points.X_train, points.y_train),
+        "test": rows(points.X_test, points.y_test) if show_test else [],
+        "colors": [CLASS_COLORS[c % len(CLASS_COLORS)] for c in range(points.classes)],
     }
-    return fast_figure(traces, layout)
 
 
 def neuron_mosaic(units: np.ndarray, per_row: int = 16, gap: int = 3, bottom_up: bool = True) -> np.ndarray:
@@ -142,29 +106,16 @@ def neuron_mosaic(units: np.ndarray, per_row: int = 16, gap: int = 3, bottom_up:
     return mosaic
 
 
-def neurons_figure(
+def neurons_image(
     units: np.ndarray, per_row: int = 16, pixels: int = 3, bottom_up: bool = True
-) -> go.Figure:
-    """What each unit of one hidden layer outputs over the plane, as TF Playground shows it."""
+) -> np.ndarray:
+    """What each unit of one layer computes, as one RGBA image of tiles, each pixel `pixels` wide.
+
+    A plain image (st.image) rather than a plotly figure: nothing to lay out, nothing to hover,
+    and the browser draws it in no time, which matters for maps redrawn while training plays.
+    """
     mosaic = neuron_mosaic(units, per_row, bottom_up=bottom_up)
-    h, w = mosaic.shape[:2]
-    layout = layout_dict(height=h * pixels + 10)
-    layout |= {
-        "xaxis": {"visible": False, "range": [-0.5, w - 0.5]},
-        "yaxis": {"visible": False, "range": [h - 0.5, -0.5]},
-        "margin": {"l": 0, "r": 0, "t": 5, "b": 5},
-        "width": w * pixels,
-    }
-    image = {
-        "type": "image",
-        "source": png_data_uri(mosaic),
-        "x0": 0,
-        "dx": 1,
-        "y0": 0,
-        "dy": 1,
-        "hoverinfo": "skip",
-    }
-    return fast_figure([image], layout)
+    return mosaic.repeat(pixels, axis=0).repeat(pixels, axis=1)
 
 
 def toy_gallery(sets: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> go.Figure:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import time
+from collections import deque
 
 
 def seconds_text(seconds: float) -> str:
@@ -26,3 +28,26 @@ def count_text(value: float) -> str:
         if abs(value) >= limit:
             return f"{value / limit:.3g}{suffix}"
     return f"{value:.0f}"
+
+
+class FrameRate:
+    """Frames per second over the last few seconds, and the mean time the server took to build one."""
+
+    def __init__(self, window: float = 3.0) -> None:
+        self.window = window
+        self.frames: deque[tuple[float, float]] = deque()  # (when it was built, seconds it took)
+
+    def tick(self, build_seconds: float) -> None:
+        now = time.monotonic()
+        self.frames.append((now, build_seconds))
+        while self.frames and self.frames[0][0] < now - self.window:
+            self.frames.popleft()
+
+    def text(self) -> str:
+        """'6.7 frames/s, 21 ms to build one (server)'."""
+        if len(self.frames) < 2:
+            return "– frames/s, – ms to build one (server)"
+        span = self.frames[-1][0] - self.frames[0][0]
+        fps = (len(self.frames) - 1) / span if span > 0 else math.inf
+        build = sum(b for _, b in self.frames) / len(self.frames)
+        return f"{fps:.1f} frames/s, {build * 1000:.0f} ms to build one (server)"

@@ -1,30 +1,26 @@
-"""The MNIST page's model: its settings, one training run, its evaluation, and a visitor's runs.
+"""The MNIST page's model: its settings (and their link form), and one visitor's session.
 
-`MnistSettings` is what the sidebar sets (and a link carries); `MnistRun` trains one model on
-the training digits minus a validation share and evaluates it on the test digits;
-`MnistSession` is one visitor's page: the current run, Start, Stop, the runs to compare.
+`MnistSettings` is what the sidebar sets and a link carries; `MnistSession` is one visitor's
+page: Start queues a run (mlp.lessons.mnist_run) on the executor, Stop ends it, finished runs
+are kept to compare.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
-
-import numpy as np
-import torch
 
 from mlp.data import MnistData
 from mlp.device import DEVICES
-from mlp.io import architecture_json, model_from_bytes, model_to_bytes
+from mlp.io import model_from_bytes
 from mlp.lessons import settings as form
-from mlp.lessons.format import count_text, seconds_text
+from mlp.lessons.mnist_run import MnistRun, RunSummary, RunView, predictor
 from mlp.lessons.settings import LinkNote, Spec, WidthLimits
-from mlp.metrics import confusion_matrix, per_class, top_k
 from mlp.model import ACTIVATIONS, INITS, MLP, ModelConfig
-from mlp.train import OPTIMIZERS, SCHEDULERS, TrainConfig, Trainer, lr_factor, predict_proba
+from mlp.train import OPTIMIZERS, SCHEDULERS, TrainConfig
+from mlp.train.jobs import Executor, Job
 
-VAL_FRACTION = 0.1  # of the training digits, held out to watch over-fitting live
 WIDTHS = WidthLimits(max_layers=4, max_width=2048, min_layers=0)
 SPECS: dict[str, Spec] = {
     "hidden": Spec("hidden", widths=WIDTHS),
@@ -44,7 +40,6 @@ SPECS: dict[str, Spec] = {
     "amp": Spec("amp", choices=(False, True)),
     "compile": Spec("compile", choices=(False, True)),
 }
-SUMMARY_FIELDS = ("optimizer", "lr", "batch_size", "weight_decay", "scheduler", "grad_clip", "seed")
 
 
 @dataclass(frozen=True)
@@ -110,211 +105,96 @@ def from_widgets(
     return form.from_widgets(values, fallback, SPECS, fix)
 
 
-@dataclass
-class Evaluation:
-    """How a trained model does on the test digits."""
-
-    accuracy: float
-    loss: float
-    confusion: np.ndarray  # (10, 10): true class down, predicted across
-    per_class: list[dict]  # precision, recall, f1, support per digit
-    probs: np.ndarray  # (n_test, 10) float32
-    predicted: np.ndarray  # (n_test,)
-
-    def mistakes(self, y_true: np.ndarray, limit: int = 24) -> list[dict]:
-        """The misclassified test digits the model was surest about, with their top-3 guesses."""
-        wrong = np.flatnonzero(self.predicted != y_true)
-        order = wrong[np.argsort(-self.probs[wrong].max(axis=1), kind="stable")][:limit]
-        classes, probs = top_k(self.probs[order], 3)
-        return [
-            {"index": int(i), "true": int(y_true[i]), "top3": list(zip(c.tolist(), p.tolist(), strict=True))}
-            for i, c, p in zip(order, classes, probs, strict=True)
-        ]
-
-
-@dataclass
-class RunSummary:
-    """One line of the session's comparison table, and its curve."""
-
-    name: str
-    settings: dict[str, Any]
-    test_accuracy: float | None
-    val_accuracy: float | None
-    epochs: int
-    seconds: float
-    curve: tuple[np.ndarray, np.ndarray] = field(repr=False)  # (epoch, val accuracy)
-
-    def row(self) -> dict[str, Any]:
-        return {
-            "run": self.name,
-            **self.settings,
-            "epochs": self.epochs,
-            "val acc": self.val_accuracy,
-            "test acc": self.test_accuracy,
-            "seconds": round(self.seconds, 2),
-        }
-
-
-class MnistRun:
-    """A model, its trainer on MNIST's training digits (minus a validation share), its results."""
-
-    def __init__(self, data: MnistData, settings: MnistSettings, name: str = "run") -> None:
-        self.name = name
-        self.data = data
-        self.settings = settings
-        self.model = MLP.from_config(settings.model_config(), seed=settings.seed)
-        (x_train, y_train), (x_val, y_val) = data.holdout(VAL_FRACTION)
-        # About ten points per epoch on the live curves, whatever the data and batch size.
-        steps_per_epoch = -(-len(y_train) // min(settings.batch_size, len(y_train)))
-        self.train_cfg = replace(settings.train_config(), report_every=max(1, steps_per_epoch // 10))
-        self.trainer = Trainer(self.model, (x_train, y_train), (x_val, y_val), self.train_cfg)
-        self.evaluation: Evaluation | None = None
-
-    @classmethod
-    def from_model(cls, data: MnistData, model: MLP, name: str) -> MnistRun:
-        """A finished run around a model that was trained elsewhere (an uploaded file)."""
-        c = model.config
-        settings = MnistSettings(tuple(c.hidden), c.activation, c.init, c.dropout, epochs=1, device="cpu")
-        run = cls(data, settings, name=name)
-        run.model.load_state_dict(model.state_dict())
-        run.trainer.stop(f"Loaded from {name}.")
-        return run
-
-    # --- training ------------------------------------------------------------------------
-
-    def advance(self, seconds: float) -> None:
-        """Train for about `seconds` (one frame of the page)."""
-        self.trainer.run_for(seconds)
-
-    def stop(self) -> None:
-        self.trainer.stop("Stopped: the model keeps what it learned so far.")
-
-    @property
-    def finished(self) -> bool:
-        return self.trainer.finished
-
-    # --- what the page shows -----------------------------------------------------------------
-
-    def live_curves(self) -> dict[str, dict[str, np.ndarray]]:
-        """Train curves from every report (within epochs) and validation curves per epoch."""
-        history = self.trainer.history
-        return {"train": history.report_arrays(), "val": history.epoch_arrays()}
-
-    def live_metrics(self) -> list[tuple[str, str]]:
-        """(label, value) of the numbers above the curves."""
-        t = self.trainer
-        reports, epochs = t.history.reports, t.history.epochs
-        last = reports[-1] if reports else None
-        val = [e.val_acc for e in epochs if e.val_acc is not None]
-        return [
-            ("Epoch", f"{t.epoch_progress:.2f} / {self.train_cfg.epochs}"),
-            ("Samples / s", count_text(last.samples_per_sec) if last else "–"),
-            ("Epoch time", seconds_text(epochs[-1].seconds) if epochs else "–"),
-            ("ETA", seconds_text(last.eta) if last and not self.finished else "–"),
-            ("Val. accuracy", f"{val[-1]:.2%}" if val else "–"),
-        ]
-
-    def status_line(self) -> str:
-        """'running · step 120 of 1,410' (the run's name goes before it)."""
-        t = self.trainer
-        return f"{t.status} · step {t.step_count:,} of {t.total_steps:,}"
-
-    def lr_schedule(self, points: int = 300) -> tuple[np.ndarray, np.ndarray]:
-        """(fractional epoch, learning rate) over the whole run, from the same formula the trainer uses."""
-        t = self.trainer
-        steps = np.unique(np.linspace(0, max(0, t.total_steps - 1), points).round().astype(int))
-        lrs = [self.train_cfg.lr * lr_factor(int(s), self.train_cfg, t.steps_per_epoch) for s in steps]
-        return steps / t.steps_per_epoch, np.array(lrs)
-
-    def evaluate(self) -> Evaluation:
-        """Accuracy, loss, confusion and per-class scores on the test digits (cached until retrained)."""
-        if self.evaluation is None:
-            x, y = self.data.x_test, self.data.y_test
-            probs = predict_proba(self.model, x).float().cpu().numpy()  # one pass over the test set
-            predicted = probs.argmax(axis=1)
-            accuracy = float(np.mean(predicted == y))
-            loss = float(-np.log(np.maximum(probs[np.arange(len(y)), y].astype(np.float64), 1e-45)).mean())
-            confusion = confusion_matrix(y, predicted, 10)
-            self.evaluation = Evaluation(accuracy, loss, confusion, per_class(confusion), probs, predicted)
-        return self.evaluation
-
-    def predict(self, digit: np.ndarray) -> np.ndarray:
-        """Probabilities (10,) for one 28×28 uint8 digit."""
-        pixels = torch.from_numpy(np.asarray(digit, dtype=np.uint8)[None])
-        return predict_proba(self.model, pixels)[0].cpu().numpy()
-
-    def first_layer_weights(self, units: int = 64) -> np.ndarray:
-        """The first layer's incoming weights of up to `units` units, each as a 28×28 image."""
-        W = self.model.layers[0].weight.detach().float().cpu().numpy()  # (out, 784)
-        return W[:units].reshape(-1, 28, 28)
-
-    def downloads(self) -> list[tuple[str, Callable[[], bytes | str], str]]:
-        """(button label, what makes the file, file name) for what a run can be saved as."""
-        extra = {"test_accuracy": self.evaluation.accuracy if self.evaluation else None}
-        return [
-            ("Weights (.safetensors)", lambda: model_to_bytes(self.model, **extra), "mnist-mlp.safetensors"),
-            ("Architecture (.json)", lambda: architecture_json(self.model, **extra), "mnist-mlp.json"),
-        ]
-
-    def summary(self) -> RunSummary:
-        """This run as one row of the comparison table."""
-        val = self.trainer.history.epoch_arrays()
-        known = ~np.isnan(val["val_acc"])
-        curve = (val["epoch"][known].astype(np.float32), val["val_acc"][known].astype(np.float32))
-        settings = {"hidden": WIDTHS.text(self.settings.hidden), "activation": self.settings.activation}
-        settings |= {k: v for k, v in asdict(self.settings).items() if k in SUMMARY_FIELDS}
-        test = self.evaluation.accuracy if self.evaluation else None
-        last_val = float(curve[1][-1]) if len(curve[1]) else None
-        epochs = len(self.trainer.history.epochs)
-        return RunSummary(self.name, settings, test, last_val, epochs, self.trainer.elapsed, curve)
-
-
 class MnistSession:
-    """One visitor's MNIST page: the current run, whether it trains, and every finished run."""
+    """One visitor's MNIST page: the current job (or a finished run), and every run to compare.
+
+    Training runs as a job on the process's executor; the page only polls `view()`. The job's
+    owner is this object: when the visitor's session ends and it is collected, the job stops.
+    """
 
     def __init__(self) -> None:
-        self.run: MnistRun | None = None
-        self.running = False
+        self.job: Job | None = None
+        self.run: MnistRun | None = None  # a run that has ended (trained here or loaded), to look inside
         self.runs: list[RunSummary] = []
         self.loaded_file: str | None = None  # the id of the model file loaded last
+        self._predictor: tuple[dict, MLP] | None = None  # (the weights it copies, the model)
 
-    def start(self, data: MnistData, settings: MnistSettings) -> None:
-        """A new run from these settings; ValueError or RuntimeError (e.g. out of GPU memory) if not."""
-        self.run = MnistRun(data, settings, f"run {len(self.runs) + 1}")
-        self.running = True
-
-    def advance(self, seconds: float) -> bool:
-        """Train the current run for about `seconds`; True when it has just finished."""
-        if not self.running or self.run is None:
-            return False
-        self.run.advance(seconds)
-        if self.run.finished:
-            self.finish()
-            return True
-        return False
+    def start(self, data: MnistData, settings: MnistSettings, executor: Executor) -> None:
+        """Queue a new run; ValueError or RuntimeError (e.g. out of GPU memory) if it can't be built."""
+        name = f"run {len(self.runs) + 1}"
+        work = MnistRun(data, settings, name, threads=executor.threads_per_job)
+        self.job, self.run = executor.submit(work, name, owner=self), None
 
     def stop(self) -> None:
-        """Stop the current run where it is, keeping what it learned, and evaluate it."""
-        if self.run is not None and self.running:
-            self.run.stop()
-            self.finish()
+        if self.job is not None:
+            self.job.stop()
 
-    def finish(self) -> None:
-        self.running = False
-        self.run.evaluate()
-        self.runs.append(self.run.summary())
+    @property
+    def running(self) -> bool:
+        """Whether a run is queued or training."""
+        return self.job is not None and self.job.active
+
+    def sync(self) -> bool:
+        """Collect a job that has ended (its run, its line in the table); True the first time."""
+        if self.job is None or self.job.active or self.run is self.job.work:
+            return False
+        self.run = self.job.work
+        if self.job.state != "failed":
+            self.runs.append(self.run.summary())
+        return True
+
+    def view(self) -> RunView | None:
+        """What there is to show: the job's latest view, or the finished run's."""
+        if self.job is not None and (self.job.active or self.run is self.job.work):
+            return self.job.view
+        return self.run.view() if self.run is not None else None
+
+    def banner(self) -> tuple[str, str] | None:
+        """("info" | "error", sentence) about the job: its place in the queue, or why it failed."""
+        if self.job is None:
+            return None
+        if self.job.state == "queued":
+            ahead = self.job.position
+            waiting = f"{ahead} run{'s' * (ahead != 1)} wait ahead of yours" if ahead else "yours is next"
+            return "info", f"Waiting for a free training slot on the server: {waiting}."
+        if self.job.state in ("failed", "diverged", "cancelled"):
+            return "error", self.job.message or self.job.view.message
+        return None
+
+    def sidebar_status(self) -> str | None:
+        """One line for the app's sidebar while a run trains, whatever page is open."""
+        if not self.running:
+            return None
+        view = self.job.view
+        if self.job.state == "queued":
+            return f"MNIST: {view.name} waiting, number {self.job.position + 1} in the queue"
+        return f"MNIST: {view.name} training, epoch {min(int(view.epoch) + 1, view.epochs)}/{view.epochs}"
+
+    def predictor(self) -> MLP | None:
+        """A model to predict with: the latest published weights (an epoch's end, or the final ones)."""
+        view = self.view()
+        if view is None or view.weights is None:
+            return None
+        if self._predictor is None or self._predictor[0] is not view.weights:
+            self._predictor = (view.weights, predictor(view.weights, view.config))
+        return self._predictor[1]
 
     def load(self, data: MnistData, file: bytes, name: str, file_id: str) -> None:
-        """A model file (made by this page) becomes the current run, finished and evaluated.
+        """A model file (made by this page) becomes the run to look at, evaluated.
 
-        ValueError, in words, for a file that isn't one; the current run stays then.
+        ValueError, in words, for a file that isn't one; what was there stays then.
         """
         model, _ = model_from_bytes(file, expect_d_in=784, expect_d_out=10)
-        self.run = MnistRun.from_model(data, model, name)
-        self.loaded_file = file_id
-        self.finish()
+        c = model.config
+        settings = MnistSettings(tuple(c.hidden), c.activation, c.init, c.dropout, epochs=1, device="cpu")
+        run = MnistRun(data, settings, name)
+        run.model.load_state_dict(model.state_dict())
+        run.stop(f"Loaded from {name}.")
+        run.finish()
+        self.job, self.run, self.loaded_file = None, run, file_id
+        self.runs.append(run.summary())
 
     @property
     def ready(self) -> bool:
-        """Whether there is a finished run to evaluate and try."""
-        return self.run is not None and self.run.finished
+        """Whether a run has ended and can be evaluated."""
+        return self.run is not None and self.run.evaluation is not None

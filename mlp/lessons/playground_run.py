@@ -3,8 +3,11 @@ and what a frame draws (the plane's probabilities, each unit's map, dead units, 
 
 from __future__ import annotations
 
+import functools
+import threading
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
+from typing import Any, TypeVar
 
 import numpy as np
 import torch
@@ -16,6 +19,8 @@ from mlp.lessons.playground import SMALL_NET_THREADS, Settings, make_points
 from mlp.metrics import confusion_matrix
 from mlp.model import MLP
 from mlp.train import Trainer, engine_problem, eval_mode, predict_proba
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -34,12 +39,29 @@ class PlaneGrid:
         self.points = torch.stack([gx.flatten(), gy.flatten()], dim=1)
 
 
+def locked(method: Callable[..., T]) -> Callable[..., T]:
+    """Run the method holding the run's lock: one frame's training or drawing at a time."""
+
+    @functools.wraps(method)
+    def wrapper(self: Playground, *args: Any, **kwargs: Any) -> T:
+        with self.lock:
+            return method(self, *args, **kwargs)
+
+    return wrapper
+
+
 class Playground:
-    """One user's network, its trainer, and (to compare engines) a twin trained the other way."""
+    """One user's network, its trainer, and (to compare engines) a twin trained the other way.
+
+    A session can run two scripts at once (a click while a frame trains), so every method that
+    trains or reads the network holds one lock: training is never interleaved, and what a frame
+    draws is never computed from weights mid-step or with dropout switched off under training.
+    """
 
     def __init__(
         self, settings: Settings, points: Points, data_key: object = None, grid_res: int = 100
     ) -> None:
+        self.lock = threading.RLock()
         self.settings = settings
         self.points = points
         self.data_key = data_key if data_key is not None else settings.data_key  # what made the points
@@ -58,6 +80,7 @@ class Playground:
 
     # --- controls --------------------------------------------------------------------------
 
+    @locked
     def apply(self, settings: Settings) -> None:
         """New training settings, same network: training goes on from the current weights."""
         self.settings = settings
@@ -70,6 +93,7 @@ class Playground:
     def other_engine(self) -> str:
         return "manual" if self.settings.engine == "autograd" else "autograd"
 
+    @locked
     def compare(self, on: bool) -> None:
         """Train a twin with the other engine in lockstep, from the same initial weights.
 
@@ -85,6 +109,7 @@ class Playground:
         elif not on:
             self.twin = None
 
+    @locked
     def run(self, steps: int) -> None:
         """Up to `steps` optimizer steps (the twin takes the same ones)."""
         with torch_threads(SMALL_NET_THREADS):
@@ -92,9 +117,11 @@ class Playground:
             if self.twin is not None:
                 self.twin.run_steps(steps)
 
+    @locked
     def run_epoch(self) -> None:
         self.run(self.trainer.steps_left_in_epoch)
 
+    @locked
     def reset(self) -> None:
         """Back to the same initial weights and batch order, with an empty history."""
         self.model.load_state_dict(self.initial)
@@ -109,12 +136,14 @@ class Playground:
     def status(self) -> str:
         return self.trainer.status
 
+    @locked
     def grid_probs(self) -> np.ndarray:
         """Class probabilities over the plane, (res, res, K), row 0 at the bottom."""
         with torch_threads(SMALL_NET_THREADS):
             probs = predict_proba(self.model, self.grid.points, set_eval=self.settings.dropout > 0)
         return probs.numpy().reshape(self.grid.res, self.grid.res, -1)
 
+    @locked
     @torch.inference_mode()
     def neuron_maps(self, layers: int = 2, max_units: int = 32) -> list[np.ndarray]:
         """What each hidden unit of the first `layers` layers outputs over the plane: (units, r, r) each."""
@@ -123,6 +152,7 @@ class Playground:
             outputs = self.model.activations(self.neuron_grid.points)[:-1][:layers]
         return [a[:, :max_units].T.reshape(-1, r, r).numpy() for a in outputs]
 
+    @locked
     def dead_units(self) -> list[tuple[int, int, int]]:
         """(layer, dead, units) per hidden layer; a unit is dead if it outputs 0 for every train point.
 
@@ -139,6 +169,7 @@ class Playground:
         """The hidden layers with at least `share` of their units dead."""
         return [(layer, dead, units) for layer, dead, units in self.dead_units() if dead >= share * units]
 
+    @locked
     @torch.inference_mode()
     def confusion(self, which: str = "test") -> np.ndarray:
         """Counts (K, K): rows are the true class, columns the predicted one."""
@@ -147,13 +178,16 @@ class Playground:
         predicted = predict_proba(self.model, X, set_eval=self.settings.dropout > 0).argmax(1).numpy()
         return confusion_matrix(y, predicted, p.classes)
 
+    @locked
     def curves(self, max_points: int = 400) -> dict[str, np.ndarray]:
         """Per-epoch train/test loss and accuracy, thinned to at most max_points for plotting."""
         return self.trainer.history.epoch_arrays(max_points)
 
+    @locked
     def twin_curves(self, max_points: int = 400) -> dict[str, np.ndarray] | None:
         return self.twin.history.epoch_arrays(max_points) if self.twin is not None else None
 
+    @locked
     def live_metrics(self) -> list[tuple[str, str]]:
         """(label, value) of the numbers above the plane."""
         trainer = self.trainer
@@ -168,6 +202,7 @@ class Playground:
             ("Test accuracy", "–" if test_acc is None else f"{test_acc:.1%}"),
         ]
 
+    @locked
     def banner(self) -> tuple[str, str] | None:
         """What the page must say about the run, if anything: ("error" | "warning" | "info", Markdown)."""
         trainer = self.trainer
@@ -203,6 +238,7 @@ class Playground:
             ("Data (.csv)", lambda: points_csv(self.points), "points.csv"),
         ]
 
+    @locked
     def engine_gap(self) -> dict[str, float] | None:
         """How far apart the two engines are: largest loss and weight differences so far."""
         if self.twin is None:

@@ -25,7 +25,7 @@ from mlp.train.config import (
 )
 from mlp.train.history import EpochRecord, History, Progress
 from mlp.train.inference import as_tensor, eval_mode, evaluate, predict_proba, prepare_inputs
-from mlp.train.optim import make_optimizer
+from mlp.train.optim import Stepper, make_optimizer
 from mlp.train.schedule import describe_schedule, lr_factor
 from mlp.train.trainer import Callback, Trainer, fit
 
@@ -38,6 +38,7 @@ __all__ = [
     "EpochRecord",
     "History",
     "Progress",
+    "Stepper",
     "TrainConfig",
     "Trainer",
     "as_tensor",

@@ -9,12 +9,16 @@ import torch
 
 from mlp.train.inference import as_tensor
 
+SHUFFLE_COPY_BYTES = 8 << 20  # data up to this size is shuffled whole each epoch; batches are views
+
 
 class Batches:
     """(X, y) moved to the device once, and the batch order of one seeded run.
 
-    uint8 images stay uint8 on the device (4x less memory) and are scaled per batch; each
-    epoch is one `randperm`, and a batch is an `index_select` of it.
+    uint8 images stay uint8 on the device (4x less memory) and are scaled per batch. Each
+    epoch is one `randperm`. Small data (the 2D sets) is gathered in that order once per
+    epoch and batches are slices of it, views that cost nothing; larger data (MNIST) gathers
+    each batch with `index_select` instead of keeping a shuffled copy of itself.
     """
 
     def __init__(self, data: tuple[Any, Any], batch_size: int, seed: int, device: torch.device) -> None:
@@ -30,6 +34,8 @@ class Batches:
         self.generator = torch.Generator().manual_seed(seed)
         self.perm: torch.Tensor | None = None
         self.pos = 0  # examples of the current epoch served so far
+        self.copy = self.X.element_size() * self.X.numel() <= SHUFFLE_COPY_BYTES
+        self._epoch: tuple[torch.Tensor, torch.Tensor] | None = None  # small data, in this epoch's order
         self.resize(batch_size)
 
     def resize(self, batch_size: int) -> None:
@@ -45,8 +51,15 @@ class Batches:
         if self.perm is None or self.pos >= self.n:
             self.perm = torch.randperm(self.n, generator=self.generator).to(self.device, non_blocking=True)
             self.pos = 0
-        idx = self.perm[self.pos : self.pos + self.batch_size]
-        self.pos += self.batch_size
+            if self.copy:
+                self._epoch = (
+                    torch.index_select(self.X, 0, self.perm),
+                    torch.index_select(self.y, 0, self.perm),
+                )
+        start, self.pos = self.pos, self.pos + self.batch_size
+        if self._epoch is not None:
+            return self._epoch[0][start : self.pos], self._epoch[1][start : self.pos]
+        idx = self.perm[start : self.pos]
         # index_select copies whole rows; X[idx] takes the general indexing path, ~7x slower here.
         return torch.index_select(self.X, 0, idx), torch.index_select(self.y, 0, idx)
 

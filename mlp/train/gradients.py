@@ -1,7 +1,8 @@
 """Who computes the gradients: PyTorch autograd, or mlp.manual's backprop written by hand.
 
-Both fill each parameter's `.grad` and return (loss, logits), so the optimizer, the schedule
-and everything after them can't tell which one ran.
+Both fill each parameter's `.grad` (zeroed by the stepper, views into its flat buffer) and
+return (loss, logits), so the optimizer, the schedule and everything after them can't tell
+which one ran.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ class AutogradGradients:
     def __init__(self, model: nn.Module, cfg: TrainConfig, device: torch.device) -> None:
         self.model, self.device, self.amp = model, device, cfg.amp
         self.dtype = next(model.parameters()).dtype
+        self.one = torch.ones((), device=device)  # d loss / d loss, made once rather than every step
         # On CUDA an eager step is launch-bound (~0.2 ms for a small MLP); CUDA graphs replay
         # the whole forward and backward in one launch. A short last batch compiles a second graph.
         self.forward = torch.compile(model, mode="reduce-overhead") if cfg.compile else model
@@ -31,9 +33,7 @@ class AutogradGradients:
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.amp):
             logits = self.forward(prepare_inputs(xb, self.dtype))
             loss = F.cross_entropy(logits.float(), yb)
-        for p in self.model.parameters():
-            p.grad = None
-        loss.backward()
+        loss.backward(self.one)  # into each .grad, which the stepper has zeroed
         return loss.detach(), logits.detach()
 
 
@@ -56,10 +56,10 @@ class ManualGradients:
         if self.device.type == "cpu":
             params = [(W.numpy(), b.numpy()) for W, b in params]
             x, y = x.numpy(), yb.numpy()
-        result = forward_backward(params, x, y, self.model.config.activation)
-        for layer, (dW, db) in zip(layers, result.grads, strict=True):
-            layer.weight.grad = as_tensor(dW).T.contiguous().to(self.device)
-            layer.bias.grad = as_tensor(db).to(self.device)
+        result = forward_backward(params, x, y, self.model.config.activation, record=False)
+        for layer, (dW, db) in zip(layers, result.grads, strict=True):  # into the stepper's views
+            layer.weight.grad.copy_(as_tensor(dW).T)
+            layer.bias.grad.copy_(as_tensor(db))
         logits = as_tensor(result.tensors[f"z{len(layers)}"]).to(self.device)
         return torch.tensor(result.loss, device=self.device), logits
 

@@ -62,12 +62,39 @@ def _columns(records: list, names: tuple[str, ...], max_points: int | None) -> d
     }
 
 
+def _halve(records: list) -> None:
+    """Keep every other record, the first and the last included."""
+    last = records[-1]
+    records[:] = records[::2]
+    if records[-1] is not last:
+        records.append(last)
+
+
 @dataclass
 class History:
-    """Per-epoch records and the reports between them."""
+    """Per-epoch records and the reports between them, each list capped at `cap` entries.
+
+    A run of 100,000 epochs would otherwise keep 100,000 records per visitor; past the cap a
+    list keeps every other entry (the whole run, at half the resolution) and the newest one.
+    """
 
     epochs: list[EpochRecord] = field(default_factory=list)
     reports: list[Progress] = field(default_factory=list)
+    cap: int = 4000
+
+    def add_epoch(self, record: EpochRecord) -> None:
+        self.epochs.append(record)
+        if len(self.epochs) > self.cap:
+            _halve(self.epochs)
+
+    def add_report(self, progress: Progress) -> None:
+        self.reports.append(progress)
+        if len(self.reports) > self.cap:
+            _halve(self.reports)
+
+    @property
+    def last_epoch(self) -> EpochRecord | None:
+        return self.epochs[-1] if self.epochs else None
 
     def epoch_arrays(self, max_points: int | None = None) -> dict[str, np.ndarray]:
         """epoch, train/val loss and accuracy as float arrays (NaN where not measured), thinned."""

@@ -81,27 +81,29 @@ class BusyClock:
 
 
 class RateMeter:
-    """Examples per second, smoothed over about `tau` seconds of training (an exponential average).
+    """Examples per second over about the last `tau` seconds of training.
 
     One report can be a few milliseconds long, so its own rate jumps with every hiccup of a
-    shared machine; the average over the last second is what a reader (and an ETA) wants.
+    shared machine. Both the examples and the seconds are averaged with weights that halve
+    every tau·ln 2 seconds of training, and their ratio is the rate: no start-up bias (both
+    sums start at zero), old reports forgotten at the same pace however long each one was.
     """
 
     def __init__(self, tau: float = 1.0) -> None:
         self.tau = tau
-        self.rate = 0.0
+        self.examples = 0.0
+        self.seconds = 0.0
+
+    @property
+    def rate(self) -> float:
+        return self.examples / self.seconds if self.seconds > 0 else 0.0
 
     def update(self, examples: int, seconds: float) -> float:
-        if seconds <= 0:
-            return self.rate
-        now = examples / seconds
-        if self.rate == 0.0:
-            self.rate = now
-        else:
-            weight = 1 - math.exp(-seconds / self.tau)
-            self.rate += weight * (now - self.rate)
+        keep = math.exp(-max(seconds, 0.0) / self.tau)
+        self.examples = self.examples * keep + examples
+        self.seconds = self.seconds * keep + max(seconds, 0.0)
         return self.rate
 
     def eta(self, examples_left: int) -> float:
-        """Seconds to train `examples_left` more at the smoothed rate (inf before any rate)."""
+        """Seconds to train `examples_left` more at the current rate (inf before any rate)."""
         return examples_left / self.rate if self.rate > 0 else math.inf

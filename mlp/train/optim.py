@@ -1,32 +1,118 @@
-"""The optimizer: torch.optim's, with decay on weights only and fused kernels where they exist."""
+"""The update rule: SGD, momentum, Nesterov, Adam or AdamW, with weight decay on weights only.
+
+`Stepper` calls torch.optim's own functional forms (`torch.optim.adam.adam`, `adamw`, `sgd`:
+the kernels `Adam(fused=True)` and friends run) on flat parameters: each group's parameters
+are views into one buffer, and so are their gradients, so an update is one kernel call on one
+tensor, not one per layer. It also skips `Optimizer.step`'s bookkeeping (hooks, profiler
+records, state lookups) and LambdaLR: on a small network those cost more than the update.
+"""
 
 from __future__ import annotations
 
 import torch
 from torch import nn
+from torch.optim.adam import adam
+from torch.optim.adamw import adamw
+from torch.optim.sgd import sgd
 
 from mlp.train.config import TrainConfig
 
+BETAS, EPS = (0.9, 0.999), 1e-8  # torch.optim.Adam's defaults
 
-def make_optimizer(model: nn.Module, cfg: TrainConfig) -> torch.optim.Optimizer:
-    """SGD (plain, momentum, Nesterov), Adam or AdamW for cfg; biases are never decayed."""
-    decay = [p for p in model.parameters() if p.ndim >= 2]
-    no_decay = [p for p in model.parameters() if p.ndim < 2]
+
+def param_groups(model: nn.Module, weight_decay: float) -> list[tuple[list[nn.Parameter], float]]:
+    """(parameters, weight decay) groups: decay on weights (2-D and up), never on biases.
+
+    Without decay, one group: one kernel call per step instead of two.
+    """
+    params = list(model.parameters())
+    if weight_decay == 0:
+        return [(params, 0.0)]
+    return [([p for p in params if p.ndim >= 2], weight_decay), ([p for p in params if p.ndim < 2], 0.0)]
+
+
+class _Group:
+    """One parameter group flattened: its parameters and their gradients are views into two
+    buffers, and the optimizer's state is a flat tensor each (shapes the update never needs)."""
+
+    def __init__(self, params: list[nn.Parameter], weight_decay: float, fused: bool) -> None:
+        self.params, self.weight_decay = params, weight_decay
+        device = params[0].device if params else torch.device("cpu")
+        dtype = params[0].dtype if params else torch.float32
+        size = sum(p.numel() for p in params)
+        self.flat = torch.empty(size, device=device, dtype=dtype)
+        self.grad = torch.zeros(size, device=device, dtype=dtype)
+        offset = 0
+        for p in params:  # autograd then accumulates each gradient into its view, in place
+            n = p.numel()
+            self.flat[offset : offset + n].copy_(p.detach().flatten())
+            p.data = self.flat[offset : offset + n].view_as(p)
+            p.grad = self.grad[offset : offset + n].view_as(p)
+            offset += n
+        # Fused kernels keep the step count on the device; the others on the host.
+        self.steps = [torch.zeros((), dtype=torch.float32, device=device if fused else "cpu")]
+        self.exp_avgs = [torch.zeros_like(self.flat)]
+        self.exp_avg_sqs = [torch.zeros_like(self.flat)]
+        self.momentum: list[torch.Tensor | None] = [None]  # made on the first step
+
+
+class Stepper:
+    """Applies one update to a model's parameters from their .grad, at the learning rate given."""
+
+    def __init__(self, model: nn.Module, cfg: TrainConfig) -> None:
+        self.cfg = cfg
+        device = next(model.parameters()).device
+        # Fused single-kernel steps where they exist (CPU, CUDA, MPS in recent torch), else foreach.
+        self.fused = device.type in ("cpu", "cuda", "mps") and next(model.parameters()).is_floating_point()
+        self.groups = [
+            _Group(params, decay, self.fused) for params, decay in param_groups(model, cfg.weight_decay)
+        ]
+
+    def zero_grad(self) -> None:
+        """Gradients to zero, in place: every parameter's .grad is a view that must stay one."""
+        for group in self.groups:
+            group.grad.zero_()
+
+    def step(self, lr: float) -> None:
+        """One update from the gradients, at learning rate `lr`."""
+        try:
+            self._step(lr)
+        except (RuntimeError, ValueError):  # a device or dtype without a fused kernel: fall back, once
+            if not self.fused:
+                raise
+            self.fused = False
+            for group in self.groups:
+                group.steps = [s.cpu() for s in group.steps]
+            self._step(lr)
+
+    def _step(self, lr: float) -> None:
+        cfg, fused = self.cfg, self.fused
+        kinds = {"fused": fused or None, "foreach": None if fused else True}
+        for g in self.groups:
+            params, grads = [g.flat], [g.grad]
+            if cfg.optimizer in ("adam", "adamw"):
+                rule = adam if cfg.optimizer == "adam" else adamw
+                rule(
+                    params, grads, g.exp_avgs, g.exp_avg_sqs, [], g.steps, **kinds,
+                    amsgrad=False, beta1=BETAS[0], beta2=BETAS[1], lr=lr, weight_decay=g.weight_decay,
+                    eps=EPS, maximize=False,
+                )  # fmt: skip
+            else:
+                momentum = 0.0 if cfg.optimizer == "sgd" else cfg.momentum
+                sgd(
+                    params, grads, g.momentum, **kinds, weight_decay=g.weight_decay, momentum=momentum,
+                    lr=lr, dampening=0.0, nesterov=cfg.optimizer == "nesterov", maximize=False,
+                )  # fmt: skip
+
+
+def make_optimizer(model: nn.Module, cfg: TrainConfig, fused: bool | None = None) -> torch.optim.Optimizer:
+    """The torch.optim optimizer equivalent to a Stepper (for notebooks, and to test it against)."""
     groups = [
-        {"params": decay, "weight_decay": cfg.weight_decay},
-        {"params": no_decay, "weight_decay": 0.0},
+        {"params": params, "weight_decay": decay} for params, decay in param_groups(model, cfg.weight_decay)
     ]
-    if cfg.weight_decay == 0:  # one group, one fused kernel call per step instead of two
-        groups = [{"params": decay + no_decay, "weight_decay": 0.0}]
     if cfg.optimizer in ("sgd", "momentum", "nesterov"):
         momentum = 0.0 if cfg.optimizer == "sgd" else cfg.momentum
-        kwargs = {"momentum": momentum, "nesterov": cfg.optimizer == "nesterov"}
-        cls = torch.optim.SGD
-    else:
-        kwargs = {}
-        cls = torch.optim.Adam if cfg.optimizer == "adam" else torch.optim.AdamW
-    # Fused single-kernel steps: about 2.5x faster than the default on CPU, fewer launches on GPU.
-    try:
-        return cls(groups, lr=cfg.lr, fused=True, **kwargs)
-    except (RuntimeError, ValueError):  # a device or dtype without a fused kernel
-        return cls(groups, lr=cfg.lr, **kwargs)
+        nesterov = cfg.optimizer == "nesterov"
+        return torch.optim.SGD(groups, lr=cfg.lr, momentum=momentum, nesterov=nesterov, fused=fused)
+    cls = torch.optim.Adam if cfg.optimizer == "adam" else torch.optim.AdamW
+    return cls(groups, lr=cfg.lr, betas=BETAS, eps=EPS, fused=fused)

@@ -38,7 +38,7 @@ class Reporter:
             val_loss=val[0] if val else None,
             val_acc=val[1] if val else None,
         )
-        self.history.reports.append(progress)
+        self.history.add_report(progress)
         return progress
 
     def close_epoch(
@@ -57,5 +57,5 @@ class Reporter:
             seconds=self.clock.lap("epoch"),  # evaluation included
             samples_per_sec=seen / max(train_time, 1e-9),
         )
-        self.history.epochs.append(record)
+        self.history.add_epoch(record)
         return record

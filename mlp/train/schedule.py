@@ -5,8 +5,6 @@ from __future__ import annotations
 import bisect
 import math
 
-import torch
-
 from mlp.train.config import STEP_MILESTONES, TrainConfig
 
 
@@ -33,17 +31,6 @@ def lr_factor(step: int, cfg: TrainConfig, steps_per_epoch: int) -> float:
         progress = min(1.0, (step - warmup) / horizon)
         return cfg.min_lr_ratio + (1 - cfg.min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * progress))
     return 1.0
-
-
-def make_scheduler(
-    optimizer: torch.optim.Optimizer, cfg: TrainConfig, steps_per_epoch: int, offset: int = 0
-) -> torch.optim.lr_scheduler.LRScheduler | None:
-    """A LambdaLR on lr_factor, starting at step `offset`; None for a constant rate (no per-step call)."""
-    if cfg.scheduler == "none" and cfg.warmup_epochs == 0:
-        return None
-    return torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda step: lr_factor(step + offset, cfg, steps_per_epoch)
-    )
 
 
 def describe_schedule(cfg: TrainConfig) -> str:

@@ -24,9 +24,9 @@ from mlp.train.gradients import check_engine, make_gradients
 from mlp.train.guard import DivergenceGuard, divergence_message
 from mlp.train.history import EpochRecord, History, Progress
 from mlp.train.inference import as_tensor, evaluate, mode_matters
-from mlp.train.optim import make_optimizer
+from mlp.train.optim import Stepper
 from mlp.train.report import Reporter
-from mlp.train.schedule import make_scheduler
+from mlp.train.schedule import lr_factor
 from mlp.train.threads import ThreadTuner
 
 Callback = Callable[[Progress], "bool | None"]  # return True to stop training
@@ -62,15 +62,12 @@ class Trainer:
         self.guard = DivergenceGuard(self.params)
         self.tuner = ThreadTuner(cfg.threads, device)
         self.step_count = 0
+        self.interrupted = False  # set by interrupt(), from another thread
         self.epoch = 0  # completed epochs
         self.status = "ready"  # ready, running, done, stopped or diverged
         self.message = ""
         self.total_steps = cfg.epochs * self.steps_per_epoch
-        self._build_optimizer(schedule_offset=0)
-
-    def _build_optimizer(self, schedule_offset: int) -> None:
-        self.optimizer = make_optimizer(self.model, self.cfg)
-        self.scheduler = make_scheduler(self.optimizer, self.cfg, self.steps_per_epoch, schedule_offset)
+        self.stepper = Stepper(model, cfg)
 
     def reconfigure(self, cfg: TrainConfig) -> None:
         """New training settings for the same model, mid-run: weights, step count and history
@@ -82,7 +79,7 @@ class Trainer:
         self.gradients = make_gradients(self.model, cfg, self.device)
         self.batches.resize(cfg.batch_size)
         self.total_steps = max(cfg.epochs * self.steps_per_epoch, self.step_count)
-        self._build_optimizer(schedule_offset=self.step_count)
+        self.stepper = Stepper(self.model, cfg)
         # New settings are the way out of a finished or diverged run (a lower learning rate,
         # more epochs); the weights are the last good ones either way.
         if self.status in ("done", "diverged") and self.step_count < self.total_steps:
@@ -114,7 +111,11 @@ class Trainer:
 
     @property
     def lr(self) -> float:
-        return self.optimizer.param_groups[0]["lr"]
+        """The learning rate of the next step (the schedule's closed form at this step)."""
+        cfg = self.cfg
+        if cfg.scheduler == "none" and cfg.warmup_epochs == 0:
+            return cfg.lr
+        return cfg.lr * lr_factor(self.step_count, cfg, self.steps_per_epoch)
 
     @property
     def finished(self) -> bool:
@@ -130,12 +131,11 @@ class Trainer:
     def _one_step(self, callback: Callback | None) -> bool:
         """One optimizer step and whatever bookkeeping falls due. True = stop now."""
         xb, yb = self.batches.next()
+        self.stepper.zero_grad()
         loss, logits = self.gradients(xb, yb)
         if self.cfg.grad_clip > 0:
             nn.utils.clip_grad_norm_(self.params, self.cfg.grad_clip, foreach=True)
-        self.optimizer.step()
-        if self.scheduler is not None:
-            self.scheduler.step()
+        self.stepper.step(self.lr)
         self.totals.add(loss, logits, yb)
         self.step_count += 1
         if self.batches.epoch_done and self._close_epoch(callback):
@@ -155,7 +155,7 @@ class Trainer:
             probe = min(10, max(2, self.steps_per_epoch // 20))
             stopped, n = self.tuner.tune(n, probe, lambda: self._one_step(callback))
             for _ in range(n):
-                if stopped := self._one_step(callback):
+                if self.interrupted or (stopped := self._one_step(callback)):
                     break
             if not stopped:
                 self._check()  # once per call: a page's frame ends with weights known good
@@ -170,19 +170,26 @@ class Trainer:
     def run_for(self, seconds: float, callback: Callback | None = None) -> None:
         """Train for about `seconds` (whole chunks of report_every steps): one frame of a page."""
         deadline = self.clock.elapsed + seconds
-        while not self.finished and self.clock.elapsed < deadline:
+        while not self.finished and not self.interrupted and self.clock.elapsed < deadline:
             self.run_steps(min(self.cfg.report_every, self.steps_left_in_epoch), callback)
 
     def run_epoch(self, callback: Callback | None = None) -> EpochRecord | None:
         """Train to the end of the current epoch; returns its record (None if it didn't finish)."""
-        done = len(self.history.epochs)
+        done = self.epoch
         self.run_steps(self.steps_left_in_epoch, callback)
-        return self.history.epochs[-1] if len(self.history.epochs) > done else None
+        return self.history.last_epoch if self.epoch > done else None
 
     def fit(self, callback: Callback | None = None) -> History:
         """Train for cfg.epochs (or until the callback says stop, or the loss diverges)."""
         self.run_steps(self.total_steps - self.step_count, callback)
         return self.history
+
+    def interrupt(self) -> None:
+        """From another thread: make the training call in progress return after its current step.
+
+        Training then waits for the owner of the run to stop() it (or to go on regardless).
+        """
+        self.interrupted = True
 
     def stop(self, reason: str = "Stopped.") -> None:
         """Mark training as stopped, keeping the model as trained so far."""

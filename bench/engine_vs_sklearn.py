@@ -1,0 +1,130 @@
+"""The training engine against scikit-learn's MLPClassifier: same network, data, Adam, batches, epochs.
+
+Run: python -m bench.engine_vs_sklearn [--rounds 3]. For each size a page uses, both fit the
+same training set from scratch (ReLU, Adam, the same learning rate, batch size and number of
+epochs; sklearn with tol=0 so it runs them all), alternating round after round; the medians
+and their ratio are printed, with each one's test accuracy. scikit-learn is a benchmark
+dependency only (requirements-dev.txt).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from threadpoolctl import threadpool_limits
+
+from bench.timing import table
+from mlp.data import load_sample, make_2d, split
+from mlp.model import MLP
+from mlp.train import TrainConfig, Trainer, evaluate
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    data: str  # "moons" (600 points) or "mnist" (the bundled sample)
+    hidden: tuple[int, ...]
+    batch: int  # 0 = the whole training set
+    epochs: int
+    lr: float
+
+
+CASES = [
+    Case("2-16-16-2, 600 points, full batch", "moons", (16, 16), 0, 300, 0.01),
+    Case("2-16-16-2, 600 points, batch 32", "moons", (16, 16), 32, 60, 0.01),
+    Case("784-128-10, MNIST sample, batch 64", "mnist", (128,), 64, 15, 1e-3),
+    Case("784-128-10, MNIST sample, batch 128", "mnist", (128,), 128, 15, 1e-3),
+]
+
+
+def load(kind: str) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    if kind == "moons":
+        X, y = make_2d("moons", 600, noise=0.2, seed=0)
+        return split(X, y, 0.2, seed=0)
+    data = load_sample()
+    return (data.x_train, data.y_train), (data.x_test, data.y_test)
+
+
+def ours(case: Case, train, test) -> tuple[float, float]:
+    X = train[0].reshape(len(train[0]), -1)
+    model = MLP(X.shape[1], case.hidden, int(train[1].max()) + 1, seed=0)
+    batch = case.batch or len(X)
+    cfg = TrainConfig(
+        optimizer="adam", lr=case.lr, batch_size=batch, epochs=case.epochs, device="cpu", threads=1
+    )
+    trainer = Trainer(model, (X, train[1]), None, cfg)
+    start = time.perf_counter()
+    trainer.fit()
+    seconds = time.perf_counter() - start
+    return seconds, evaluate(model, test[0].reshape(len(test[0]), -1), test[1])[1]
+
+
+def sklearn(case: Case, train, test) -> tuple[float, float]:
+    from sklearn.neural_network import MLPClassifier
+
+    X = train[0].reshape(len(train[0]), -1).astype(np.float32)
+    X = X / 255 if train[0].dtype == np.uint8 else X
+    Xt = test[0].reshape(len(test[0]), -1).astype(np.float32)
+    Xt = Xt / 255 if test[0].dtype == np.uint8 else Xt
+    batch = case.batch or len(X)
+    model = MLPClassifier(
+        case.hidden, solver="adam", learning_rate_init=case.lr, batch_size=batch, max_iter=case.epochs,
+        shuffle=True, random_state=0, tol=0.0, n_iter_no_change=10**9, alpha=0.0,
+    )  # fmt: skip
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "maximum iterations reached": that is the point
+        model.fit(X, train[1])
+    seconds = time.perf_counter() - start
+    return seconds, float(model.score(Xt, test[1]))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    # One thread each: torch's and NumPy's BLAS would otherwise take what they like.
+    torch.set_num_threads(1)
+    threadpool_limits(1)
+    rows = []
+    for case in CASES:
+        train, test = load(case.data)
+        times: dict[str, list[float]] = {"ours": [], "sklearn": []}
+        accuracy: dict[str, float] = {}
+        ours(case, train, test)  # warm-up
+        for _ in range(args.rounds):
+            for name, contender in (("ours", ours), ("sklearn", sklearn)):
+                seconds, accuracy[name] = contender(case, train, test)
+                times[name].append(seconds)
+        t_ours, t_sk = statistics.median(times["ours"]), statistics.median(times["sklearn"])
+        rows.append(
+            (
+                case.name,
+                f"{t_ours:6.2f} s",
+                f"{t_sk:6.2f} s",
+                f"{t_sk / t_ours:5.2f}x",
+                f"{accuracy['ours']:.3f}",
+                f"{accuracy['sklearn']:.3f}",
+            )
+        )
+        print(" | ".join(rows[-1]), flush=True)
+    print()
+    header = (
+        "network, data, batches",
+        "engine",
+        "MLPClassifier",
+        "engine speed-up",
+        "acc. engine",
+        "acc. sklearn",
+    )
+    print(table(rows, header))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,238 @@
+"""One MNIST run: a model and its trainer (a background job's work), the views it publishes,
+its evaluation on the test digits, and its line in the comparison table."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import torch
+
+from mlp.data import MnistData
+from mlp.io import architecture_json, model_to_bytes
+from mlp.lessons.format import count_text, seconds_text
+from mlp.metrics import confusion_matrix, per_class, top_k
+from mlp.model import MLP, ModelConfig
+from mlp.train import Trainer, lr_factor, predict_proba
+
+VAL_FRACTION = 0.1  # of the training digits, held out to watch over-fitting live
+CURVE_POINTS = 500  # the most points a live curve carries to the page
+SUMMARY_FIELDS = ("optimizer", "lr", "batch_size", "weight_decay", "scheduler", "grad_clip", "seed")
+
+
+@dataclass
+class Evaluation:
+    """How a trained model does on the test digits."""
+
+    accuracy: float
+    loss: float
+    confusion: np.ndarray  # (10, 10): true class down, predicted across
+    per_class: list[dict]  # precision, recall, f1, support per digit
+    probs: np.ndarray  # (n_test, 10) float32
+    predicted: np.ndarray  # (n_test,)
+
+    def mistakes(self, y_true: np.ndarray, limit: int = 24) -> list[dict]:
+        """The misclassified test digits the model was surest about, with their top-3 guesses."""
+        wrong = np.flatnonzero(self.predicted != y_true)
+        order = wrong[np.argsort(-self.probs[wrong].max(axis=1), kind="stable")][:limit]
+        classes, probs = top_k(self.probs[order], 3)
+        return [
+            {"index": int(i), "true": int(y_true[i]), "top3": list(zip(c.tolist(), p.tolist(), strict=True))}
+            for i, c, p in zip(order, classes, probs, strict=True)
+        ]
+
+
+@dataclass(frozen=True)
+class RunView:
+    """What a page may read about a run while a worker trains it: plain values and copies."""
+
+    name: str
+    config: ModelConfig  # the architecture, to rebuild the model from `weights`
+    status: str  # ready, running, done, stopped or diverged
+    message: str
+    step: int
+    total_steps: int
+    epoch: float  # fractional epochs done
+    epochs: int  # the run's length
+    metrics: tuple[tuple[str, str], ...]  # (label, value) for the numbers above the curves
+    curves: dict[str, dict[str, np.ndarray]]  # "train" (reports) and "val" (epochs) arrays
+    elapsed: float
+    schedule: tuple[np.ndarray, np.ndarray]  # (fractional epoch, learning rate) over the whole run
+    weights: dict[str, torch.Tensor] | None  # a CPU copy, taken at the last epoch's end
+    evaluation: Evaluation | None  # once training has ended
+
+    @property
+    def fraction(self) -> float:
+        return min(1.0, self.step / self.total_steps) if self.total_steps else 1.0
+
+
+@dataclass
+class RunSummary:
+    """One line of the session's comparison table, and its curve."""
+
+    name: str
+    settings: dict[str, Any]
+    test_accuracy: float | None
+    val_accuracy: float | None
+    epochs: int
+    seconds: float
+    curve: tuple[np.ndarray, np.ndarray] = field(repr=False)  # (epoch, val accuracy)
+
+    def row(self) -> dict[str, Any]:
+        return {
+            "run": self.name,
+            **self.settings,
+            "epochs": self.epochs,
+            "val acc": self.val_accuracy,
+            "test acc": self.test_accuracy,
+            "seconds": round(self.seconds, 2),
+        }
+
+
+class MnistRun:
+    """A model and its trainer on MNIST's training digits (minus a validation share).
+
+    It is a job's work (mlp.train.jobs): a worker calls `advance`, `stop`, `finish` and `view`;
+    pages read only the views. `settings` is an MnistSettings (mlp.lessons.mnist).
+    """
+
+    def __init__(self, data: MnistData, settings: Any, name: str = "run", threads: int = 0) -> None:
+        self.name = name
+        self.data = data
+        self.settings = settings
+        self.model = MLP.from_config(settings.model_config(), seed=settings.seed)
+        (x_train, y_train), (x_val, y_val) = data.holdout(VAL_FRACTION)
+        # About ten points per epoch on the live curves, whatever the data and batch size.
+        steps_per_epoch = -(-len(y_train) // min(settings.batch_size, len(y_train)))
+        cfg = settings.train_config()
+        self.train_cfg = replace(
+            cfg, report_every=max(1, steps_per_epoch // 10), threads=threads or cfg.threads
+        )
+        self.trainer = Trainer(self.model, (x_train, y_train), (x_val, y_val), self.train_cfg)
+        self.evaluation: Evaluation | None = None
+        self.schedule = self.lr_schedule()
+        self._weights: tuple[tuple[int, bool], dict[str, torch.Tensor]] | None = None  # (when, copy)
+
+    # --- the job's side ----------------------------------------------------------------------
+
+    @property
+    def finished(self) -> bool:
+        return self.trainer.finished
+
+    @property
+    def status(self) -> str:
+        return self.trainer.status
+
+    def advance(self, seconds: float) -> None:
+        """Train for about `seconds`."""
+        self.trainer.run_for(seconds)
+
+    def stop(self, reason: str = "Stopped: the model keeps what it learned so far.") -> None:
+        self.trainer.stop(reason)
+
+    def interrupt(self) -> None:
+        self.trainer.interrupt()
+
+    def finish(self) -> None:
+        """Evaluate on the test digits, once training has ended."""
+        self.evaluate()
+
+    def view(self) -> RunView:
+        """A snapshot of counters, curves and (at each epoch's end) the weights, for the page."""
+        t = self.trainer
+        key = (t.epoch, self.evaluation is not None)  # a new copy at each epoch's end, and the final one
+        if key != (0, False) and (self._weights is None or self._weights[0] != key):
+            self._weights = (key, {k: v.detach().cpu().clone() for k, v in self.model.state_dict().items()})
+        history = t.history
+        return RunView(
+            name=self.name,
+            config=self.model.config,
+            status=t.status,
+            message=t.message,
+            step=t.step_count,
+            total_steps=t.total_steps,
+            epoch=t.epoch_progress,
+            epochs=self.train_cfg.epochs,
+            metrics=tuple(self._metrics()),
+            curves={"train": history.report_arrays(CURVE_POINTS), "val": history.epoch_arrays(CURVE_POINTS)},
+            elapsed=t.elapsed,
+            schedule=self.schedule,
+            weights=self._weights[1] if self._weights else None,
+            evaluation=self.evaluation,
+        )
+
+    def _metrics(self) -> list[tuple[str, str]]:
+        t = self.trainer
+        last, epoch = (t.history.reports[-1] if t.history.reports else None), t.history.last_epoch
+        val = [e.val_acc for e in t.history.epochs if e.val_acc is not None]
+        return [
+            ("Epoch", f"{t.epoch_progress:.2f} / {self.train_cfg.epochs}"),
+            ("Samples / s", count_text(last.samples_per_sec) if last else "–"),
+            ("Epoch time", seconds_text(epoch.seconds) if epoch else "–"),
+            ("ETA", seconds_text(last.eta) if last and not self.finished else "–"),
+            ("Val. accuracy", f"{val[-1]:.2%}" if val else "–"),
+        ]
+
+    # --- after training ----------------------------------------------------------------------
+
+    def lr_schedule(self, points: int = 300) -> tuple[np.ndarray, np.ndarray]:
+        """(fractional epoch, learning rate) over the whole run, from the same formula the trainer uses."""
+        t = self.trainer
+        steps = np.unique(np.linspace(0, max(0, t.total_steps - 1), points).round().astype(int))
+        lrs = [self.train_cfg.lr * lr_factor(int(s), self.train_cfg, t.steps_per_epoch) for s in steps]
+        return steps / t.steps_per_epoch, np.array(lrs)
+
+    def evaluate(self) -> Evaluation:
+        """Accuracy, loss, confusion and per-class scores on the test digits (once)."""
+        if self.evaluation is None:
+            x, y = self.data.x_test, self.data.y_test
+            probs = predict_proba(self.model, x).float().cpu().numpy()  # one pass over the test set
+            predicted = probs.argmax(axis=1)
+            accuracy = float(np.mean(predicted == y))
+            loss = float(-np.log(np.maximum(probs[np.arange(len(y)), y].astype(np.float64), 1e-45)).mean())
+            confusion = confusion_matrix(y, predicted, 10)
+            self.evaluation = Evaluation(accuracy, loss, confusion, per_class(confusion), probs, predicted)
+        return self.evaluation
+
+    def downloads(self) -> list[tuple[str, Callable[[], bytes | str], str]]:
+        """(button label, what makes the file, file name) for a run that has ended."""
+        extra = {"test_accuracy": self.evaluation.accuracy if self.evaluation else None}
+        return [
+            ("Weights (.safetensors)", lambda: model_to_bytes(self.model, **extra), "mnist-mlp.safetensors"),
+            ("Architecture (.json)", lambda: architecture_json(self.model, **extra), "mnist-mlp.json"),
+        ]
+
+    def summary(self) -> RunSummary:
+        """This run as one row of the comparison table."""
+        val = self.trainer.history.epoch_arrays()
+        known = ~np.isnan(val["val_acc"])
+        curve = (val["epoch"][known].astype(np.float32), val["val_acc"][known].astype(np.float32))
+        hidden = ", ".join(map(str, self.settings.hidden)) or "none"
+        settings = {"hidden": hidden, "activation": self.settings.activation}
+        settings |= {k: v for k, v in asdict(self.settings).items() if k in SUMMARY_FIELDS}
+        test = self.evaluation.accuracy if self.evaluation else None
+        last_val = float(curve[1][-1]) if len(curve[1]) else None
+        return RunSummary(
+            self.name, settings, test, last_val, self.trainer.epoch, self.trainer.elapsed, curve
+        )
+
+
+def predictor(weights: dict[str, torch.Tensor], config: ModelConfig) -> MLP:
+    """A model of its own holding a copy of published weights, to predict with on the page."""
+    model = MLP.from_config(config)
+    model.load_state_dict(weights)
+    return model.eval()
+
+
+def predict(model: MLP, digit: np.ndarray) -> np.ndarray:
+    """Probabilities (10,) for one 28×28 uint8 digit."""
+    pixels = torch.from_numpy(np.asarray(digit, dtype=np.uint8)[None])
+    return predict_proba(model, pixels)[0].cpu().numpy()
+
+
+def first_layer_weights(weights: dict[str, torch.Tensor], units: int = 64) -> np.ndarray:
+    """The first layer's incoming weights of up to `units` units, each as a 28×28 image."""
+    W = weights["layers.0.weight"].float().numpy()  # (out, 784)
+    return W[:units].reshape(-1, 28, 28)

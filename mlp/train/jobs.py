@@ -1,0 +1,199 @@
+"""Training in the background: jobs, the views they publish, and one bounded executor per process.
+
+A page never trains in its own script run and never touches the tensors a worker is writing:
+it submits a job, and reads the latest view the worker published (plain numbers, arrays, a
+copy of the weights). A job beyond the executor's slots waits in a queue and knows its place;
+a job whose owner is gone (a visitor's session, garbage-collected) is cancelled and freed.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import weakref
+from collections import deque
+from typing import Any, Protocol
+
+from mlp.device import torch_threads
+
+ACTIVE = ("queued", "running")
+CHUNK_SECONDS = 0.05  # training between two looks at Stop: a Stop lands within about this
+OUT_OF_MEMORY = (
+    "The device ran out of memory. Try a smaller batch size or a narrower network, or train on the CPU."
+)
+
+
+class Work(Protocol):
+    """What a job trains: a run that advances a little at a time and describes itself."""
+
+    @property
+    def finished(self) -> bool: ...
+
+    @property
+    def status(self) -> str:
+        """How training ended: "done", "stopped" or "diverged"."""
+
+    def advance(self, seconds: float) -> None: ...
+
+    def stop(self, reason: str) -> None: ...
+
+    def interrupt(self) -> None:
+        """From another thread: return from advance() after the current step."""
+
+    def finish(self) -> None:
+        """After training, in the worker: whatever needs the final weights (an evaluation)."""
+
+    def view(self) -> Any:
+        """An immutable description for readers; built in the worker."""
+
+
+def default_slots() -> int:
+    """Concurrent jobs: $MLP_PLAYGROUND_TRAINING_JOBS, else one per core this process may use."""
+    if os.environ.get("MLP_PLAYGROUND_TRAINING_JOBS", "").isdigit():
+        return max(1, int(os.environ["MLP_PLAYGROUND_TRAINING_JOBS"]))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, cores or 1)
+
+
+class Job:
+    """One run handed to an executor. Read `state`, `view`, `position`; call `stop()` or `cancel()`."""
+
+    def __init__(self, work: Work, name: str, executor: Executor, owner: object | None = None) -> None:
+        self.work = work
+        self.name = name
+        self.state = "queued"  # queued, running, done, stopped, diverged, cancelled or failed
+        self.message = ""
+        self.view = work.view()  # replaced (never mutated) by the worker as training goes
+        self.submitted = time.monotonic()
+        self._executor = executor
+        self._stop: str | None = None  # the reason, once asked
+        self._cancelled = False
+        self._finished = threading.Event()
+        # The owner's death cancels the job; the job holds no reference that would keep it alive.
+        self._owner = None if owner is None else weakref.ref(owner, lambda _: self.cancel("Its page closed."))
+
+    @property
+    def active(self) -> bool:
+        return self.state in ACTIVE
+
+    @property
+    def position(self) -> int:
+        """How many jobs wait ahead of this one (0 once it runs)."""
+        return self._executor.position(self)
+
+    def stop(self, reason: str = "Stopped: the model keeps what it learned so far.") -> None:
+        """Stop training after the current step; the work keeps its model and is finished as usual."""
+        self._stop = reason
+        self.work.interrupt()
+        if self._executor.withdraw(self):  # it never started: nothing to keep
+            self._end("stopped", reason)
+
+    def cancel(self, reason: str = "Cancelled.") -> None:
+        """Stop and drop the job: nothing of it is needed any more."""
+        self._cancelled = True
+        self.stop(reason)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the job has ended (for scripts and tests); True if it did."""
+        return self._finished.wait(timeout)
+
+    def _end(self, state: str, message: str) -> None:
+        self.state, self.message = state, message
+        self._finished.set()
+
+    def _orphaned(self) -> bool:
+        return self._owner is not None and self._owner() is None
+
+    def run(self, threads: int) -> None:
+        """Train to the end, a chunk at a time, publishing views; called by a worker thread."""
+        self.state = "running"
+        try:
+            with torch_threads(threads):
+                while not self.work.finished and self._stop is None and not self._orphaned():
+                    self.work.advance(CHUNK_SECONDS)
+                    self.view = self.work.view()
+                if self._cancelled or self._orphaned():
+                    self._end("cancelled", self._stop or "Its page closed.")
+                    return
+                if self._stop is not None:
+                    self.work.stop(self._stop)
+                self.work.finish()
+                self.view = self.work.view()
+            status = self.work.status if self.work.status in ("stopped", "diverged") else "done"
+            self._end(status, self._stop or "")
+        except Exception as err:  # a worker must outlive any one job
+            message = OUT_OF_MEMORY if "out of memory" in str(err).lower() else f"Training failed: {err}"
+            self._end("failed", message)
+
+
+class Executor:
+    """At most `slots` jobs train at once, each on its own worker thread; the rest wait in order."""
+
+    def __init__(self, slots: int | None = None, threads_per_job: int | None = None) -> None:
+        self.slots = slots or default_slots()
+        cores = default_slots() if slots is None else max(self.slots, 1)
+        self.threads_per_job = threads_per_job or max(1, cores // self.slots)
+        self._queue: deque[Job] = deque()
+        self._running: set[Job] = set()
+        # Reentrant: a job's owner can be collected (and cancel its job) while this thread holds it.
+        self._lock = threading.Condition(threading.RLock())
+        self._workers = [
+            threading.Thread(target=self._serve, name=f"mlp-training-{i}", daemon=True)
+            for i in range(self.slots)
+        ]
+        for worker in self._workers:
+            worker.start()
+
+    def submit(self, work: Work, name: str = "run", owner: object | None = None) -> Job:
+        """Queue `work`; it starts as soon as a slot is free. `owner` dying cancels it."""
+        job = Job(work, name, self, owner)
+        with self._lock:
+            self._queue.append(job)
+            self._lock.notify()
+        return job
+
+    def position(self, job: Job) -> int:
+        with self._lock:
+            return self._queue.index(job) if job in self._queue else 0
+
+    def withdraw(self, job: Job) -> bool:
+        """Take a job out of the queue if it hasn't started; True if it was waiting."""
+        with self._lock:
+            if job in self._queue:
+                self._queue.remove(job)
+                return True
+            return False
+
+    @property
+    def load(self) -> tuple[int, int]:
+        """(jobs training, jobs waiting) right now."""
+        with self._lock:
+            return len(self._running), len(self._queue)
+
+    def _serve(self) -> None:
+        while True:
+            with self._lock:
+                while not self._queue:
+                    self._lock.wait()
+                job = self._queue.popleft()
+                self._running.add(job)
+            try:
+                job.run(self.threads_per_job)
+            finally:
+                with self._lock:
+                    self._running.discard(job)
+                del job  # a finished job is only its owner's to keep
+
+
+_shared: Executor | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_executor() -> Executor:
+    """The process's one executor, made on first use: every visitor's jobs queue here."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = Executor()
+        return _shared

@@ -1,0 +1,34 @@
+"""What every page shares, in one place. Not a page: Streamlit lists only pages/*.py files.
+
+shell     the app shell (require_shell), a warm process (warm_up), debug captions, the
+          sidebar's training line
+controls  sidebar widgets from a page's specs; settings that survive a page switch
+text      a person's own text shown as text; errors and link notes
+pad       the digit drawing pad
+plane     the 2D playground's plane, drawn on a canvas
+"""
+
+from pages.ui.controls import load_settings, number, page_settings, slider, stops
+from pages.ui.pad import digit_pad
+from pages.ui.plane import plane
+from pages.ui.shell import debug_mode, debug_query, link_query, require_shell, training_status, warm_up
+from pages.ui.text import literal, say, show_link_notes
+
+__all__ = [
+    "debug_mode",
+    "debug_query",
+    "digit_pad",
+    "link_query",
+    "literal",
+    "load_settings",
+    "number",
+    "page_settings",
+    "plane",
+    "require_shell",
+    "say",
+    "show_link_notes",
+    "slider",
+    "stops",
+    "training_status",
+    "warm_up",
+]

@@ -1,0 +1,80 @@
+"""The shell every page runs in: app.py's navigation, a warm process, the debug switch."""
+
+import streamlit as st
+
+# Private, and the one place it is used: Streamlit 1.61+ has no public switch for this.
+# tests/test_app.py fails loudly if an upgrade renames it or stops reading it.
+from streamlit.runtime.pages_manager import PagesManager
+
+from pages.ui.text import literal
+
+
+@st.cache_resource(show_spinner="Starting up…")
+def warm_up() -> int:
+    """Once per server process: import what every page uses, then freeze the heap that built.
+
+    Streamlit runs a full garbage collection after every script run. With torch, plotly and
+    pandas loaded that pass walks about 250,000 objects (120-210 ms here), after every frame of
+    every playing visitor. gc.freeze() takes the import-time objects out of the collector's
+    view: the pass then costs about a millisecond and still frees what a rerun leaves behind.
+    Returns how many objects it froze.
+    """
+    import gc
+    import importlib
+    import pkgutil
+
+    import mlp
+
+    for module in ("plotly.graph_objects", "pandas", "torch"):
+        importlib.import_module(module)
+    for info in pkgutil.walk_packages(mlp.__path__, "mlp."):
+        importlib.import_module(info.name)
+    gc.collect()
+    gc.freeze()
+    return gc.get_freeze_count()
+
+
+def require_shell() -> None:
+    """Run this page inside app.py's navigation, even when it is the first URL a server sees.
+
+    A folder named pages/ makes Streamlit start in its old directory mode: until some run
+    calls st.navigation, a direct link to a page runs that file alone, without app.py's page
+    config and sidebar. Leaving that mode and rerunning sends the request through app.py,
+    on the same page and with the same query string.
+    """
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
+DEBUG = "debug"  # ?debug=1 in any page's link: timing captions for developers
+
+
+def debug_mode() -> bool:
+    """Whether the link asks for the developers' captions (frames per second, build times)."""
+    return st.query_params.get(DEBUG) == "1"
+
+
+def debug_query() -> dict[str, str]:
+    """What a page adds to the address bar to keep debug mode on."""
+    return {DEBUG: "1"} if debug_mode() else {}
+
+
+def link_query() -> dict[str, str]:
+    """The link's settings parameters (the page-wide debug switch left out)."""
+    return {k: v for k, v in st.query_params.to_dict().items() if k != DEBUG}
+
+
+def training_status() -> None:
+    """A line in the sidebar about this visitor's MNIST run, on every page, while it trains."""
+    session = st.session_state.get("mn_session")
+    if session is None or not session.running:
+        return
+
+    @st.fragment(run_every=1.0)
+    def status() -> None:
+        if not session.running:
+            st.rerun()  # the run ended: one full rerun turns this timer off
+        st.caption(literal(session.sidebar_status(), 80))
+
+    status()

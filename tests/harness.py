@@ -1,0 +1,127 @@
+"""The app in a real browser: serve `streamlit run app.py` on 127.0.0.1, drive Debian's Chromium.
+
+Shared by the browser tests (tests/conftest.py) and the browser benchmarks (bench/).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = Path(os.environ.get("MLP_TEST_ARTIFACTS", ROOT / "tests" / "artifacts"))
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+class ServerError(RuntimeError):
+    """The app did not come up."""
+
+
+def chromium_path() -> str | None:
+    candidates = [os.environ.get("CHROMIUM_PATH"), "/usr/bin/chromium", shutil.which("chromium")]
+    return next((c for c in candidates if c and Path(c).exists()), None)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def serve_app(
+    log_name: str, options: dict[str, str] | None = None, env: dict[str, str] | None = None
+) -> Iterator[str]:
+    """`streamlit run app.py` on 127.0.0.1 and a free port, until the block ends; yields its URL.
+
+    `options` are extra --section.option values; `env` extra environment variables.
+    """
+    port = free_port()
+    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true"]
+    command += ["--server.address", "127.0.0.1", "--server.port", str(port)]
+    command += ["--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
+    for name, value in (options or {}).items():
+        command += [f"--{name}", value]
+    url = f"http://127.0.0.1:{port}"
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with open(ARTIFACTS / log_name, "w") as log:
+        proc = subprocess.Popen(
+            command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}
+        )
+        serve_app.pid = proc.pid
+        try:
+            deadline = time.monotonic() + 90
+            while not healthy(url):
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise ServerError(
+                        f"streamlit did not become healthy on {url}; see {ARTIFACTS / log_name}"
+                    )
+                time.sleep(0.3)
+            yield url
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+def healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+@contextmanager
+def chromium() -> Iterator:
+    """A headless Chromium (Debian's) driven by Playwright."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium_path(), headless=True, args=CHROMIUM_FLAGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def wait_for_app(tab, heading: str | None = None) -> None:
+    """Wait until the page's title is drawn and Streamlit has stopped running the script."""
+    tab.wait_for_selector('[data-testid="stMain"] h1', state="visible")
+    if heading:
+        tab.get_by_role("heading", name=heading).first.wait_for(state="visible")
+    quiet = 0
+    while quiet < 3:  # the running indicator must stay away for a few polls in a row
+        tab.wait_for_timeout(150)
+        running = tab.locator('[data-testid="stStatusWidget"]').count() > 0
+        quiet = 0 if running else quiet + 1
+
+
+def shoot(tab, name: str, width: int = 1400) -> None:
+    """Screenshot the whole page: Streamlit scrolls inside its main block, so grow the viewport."""
+    selector = '[data-testid="stMain"], [data-testid="stMainBlockContainer"]'
+    height = tab.evaluate(
+        "(sel) => Math.max(...[...document.querySelectorAll(sel)].map(e => e.scrollHeight), 900)", selector
+    )
+    old = tab.viewport_size
+    tab.set_viewport_size({"width": width, "height": min(int(height) + 40, 6000)})
+    tab.wait_for_timeout(400)
+    tab.screenshot(path=str(ARTIFACTS / name))
+    tab.set_viewport_size(old)
