@@ -28,7 +28,9 @@ with st.sidebar:
         key="app_projector",
         help="Larger text everywhere, for presenting to a room.",
     )
-    training_status()  # a run keeps training on the server while its visitor looks elsewhere
+    training_status(
+        navigation.url_path
+    )  # a run keeps training on the server while its visitor looks elsewhere
     st.caption("MNIST digits by LeCun, Cortes and Burges, CC BY-SA 3.0.")
 if projector:
     st.html(PROJECTOR_CSS)

@@ -174,7 +174,7 @@ def frame() -> None:
     frames: FrameRate = st.session_state.setdefault("pg_frames", FrameRate())
     frames.tick(time.perf_counter() - start)
     if debug:
-        st.caption(frames.text())
+        st.caption(f"{frames.text()}; {ui.collection_text()}")
 
 
 @st.fragment(run_every=PANEL_SECONDS if playing else None)

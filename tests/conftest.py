@@ -132,5 +132,5 @@ def page(browser, app_url, request):
     yield tab
     report = getattr(request.node, "report_call", None)
     if report is not None and report.failed:
-        tab.screenshot(path=str(ARTIFACTS / f"FAILED-{request.node.name}.png"))
+        shoot(tab, f"FAILED-{request.node.name}.png")  # the whole page, not only the viewport
     context.close()

@@ -49,6 +49,7 @@ def test_a_run_trains_in_the_background_and_the_page_reads_only_views(sample, ex
     assert session.running and session.sync() is False  # nothing to collect while it trains
     first = session.job.view
     assert session.job.wait(timeout=120)
+    assert session.view() is session.job.view and session.view().status == "done"  # before collecting
     assert session.sync() is True and session.sync() is False  # collected once
     view = session.view()
     assert view is not first and view.status == "done" and view.evaluation is not None
@@ -60,7 +61,7 @@ def test_a_run_trains_in_the_background_and_the_page_reads_only_views(sample, ex
         "Epoch",
         "Samples / s",
         "Epoch time",
-        "ETA",
+        "Test accuracy",  # the ETA's place, once the run has ended
         "Val. accuracy",
     ]
 

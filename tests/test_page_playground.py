@@ -1,11 +1,17 @@
 """The 2D playground page: AppTest drives the controls; Chromium plays and pauses it."""
 
 import re
+import time
+from dataclasses import replace
+from pathlib import Path
+from urllib.parse import urlencode
 
 import pytest
 import torch
 
+from mlp.io import model_from_bytes
 from mlp.lessons.playground import PRESETS, to_query
+from mlp.lessons.playground_run import current_run
 from tests.conftest import open_page, shoot, wait_for_app
 
 PAGE = "pages/playground.py"
@@ -159,38 +165,72 @@ def test_comparing_engines_shows_their_gap(at):
     assert any(c.value.startswith("Engines side by side over 3 epochs") for c in at.caption)
 
 
+def step_metric(page) -> int:
+    return int(page.get_by_test_id("stMetric").nth(1).inner_text().split()[-1].replace(",", ""))
+
+
+def plane_step(page) -> int:
+    """The step of the frame the canvas drew last (-1 before any); the component's DOM is in a
+    shadow root, which Playwright's locators enter and document.querySelector doesn't."""
+    canvas = page.locator(".plane canvas")
+    return int(canvas.get_attribute("data-step") or -1) if canvas.count() else -1
+
+
+def wait_for_plane(page, at_least: int, timeout: float = 120) -> int:
+    """Wait until the canvas has drawn a frame of at least that step, then return its step."""
+    deadline = time.monotonic() + timeout
+    while (drawn := plane_step(page)) < at_least:
+        assert time.monotonic() < deadline, f"the plane drew step {drawn}, not {at_least}, in {timeout} s"
+        page.wait_for_timeout(100)
+    return drawn
+
+
 @pytest.mark.browser
 def test_play_in_chromium_advances_and_redraws_then_pauses(page, app_url):
     page.goto(f"{app_url}/playground")
     wait_for_app(page, heading="2D playground")
-
-    def step() -> int:
-        return int(page.get_by_test_id("stMetric").nth(1).inner_text().split()[-1].replace(",", ""))
-
-    def boundary() -> str:
-        return page.locator(".js-plotly-plot image").first.get_attribute("href")
-
-    before_step, before_image = step(), boundary()
+    assert wait_for_plane(page, 0) == 0 and step_metric(page) == 0
     page.get_by_role("button", name="Play").click()
-    page.wait_for_function(
-        "() => { const m = document.querySelectorAll('[data-testid=\"stMetric\"]')[1];"
-        " return m && parseInt(m.innerText.split('\\n').pop().replace(/,/g, '')) >= 30; }",
-        timeout=120_000,
-    )
-    assert step() > before_step
-    # The decision boundary is redrawn: plotly swaps the image in after the numbers change.
-    page.wait_for_function(
-        "(before) => { const i = document.querySelector('.js-plotly-plot image');"
-        " return i && i.getAttribute('href') !== before; }",
-        arg=before_image,
-        timeout=60_000,
-    )
+    drawn = wait_for_plane(page, 30)  # the canvas redraws the boundary as the steps go by
+    assert drawn % 10 == 0 and step_metric(page) >= 30  # speed 10: whole frames of 10 steps
     shoot(page, "playground-playing.png")
     page.get_by_role("button", name="Pause").click()
     page.get_by_role("button", name="Play").wait_for()  # the page has rerun, paused
     wait_for_app(page)
-    paused = step()
-    page.wait_for_timeout(1500)
-    assert step() == paused
+    paused = step_metric(page)
+    page.wait_for_timeout(1500)  # watching for a change that must not come
+    assert step_metric(page) == paused and plane_step(page) == paused
     assert page.locator('[data-testid="stException"]').count() == 0
     shoot(page, "playground-paused.png")
+
+
+@pytest.mark.browser
+def test_hammering_the_buttons_while_playing_trains_exactly_as_a_run_alone(page, app_url, tmp_path):
+    """Clicks during Play start full reruns while frames train: the run must never train twice at
+    once. The weights downloaded afterwards equal those of the same link's run, trained alone."""
+    settings = replace(PRESETS["moons"], batch_size=16, dropout=0.3)  # batches and dropout: RNGs at work
+    page.goto(f"{app_url}/playground?" + urlencode(to_query(settings)))
+    wait_for_app(page, heading="2D playground")
+
+    toggle = page.get_by_role("button", name=re.compile("^(Play|Pause)$"))  # one button, two faces
+    for _ in range(4):
+        page.get_by_role("button", name="Play").click()
+        wait_for_plane(page, plane_step(page) + 1)  # at least one frame trained while playing
+        for name in ("Step", None, "Epoch", None, "Step", None):  # without waiting for the page:
+            button = toggle if name is None else page.get_by_role("button", name=name, exact=True)
+            button.click(no_wait_after=True)  # the clicks pile onto frames in flight
+        wait_for_app(page)
+        if page.get_by_role("button", name="Pause").count():
+            page.get_by_role("button", name="Pause").click()
+        page.get_by_role("button", name="Play").wait_for()
+        wait_for_app(page)
+    steps = step_metric(page)
+    page.get_by_text("Share and export").click()
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Weights (.safetensors)").click()
+    model, _ = model_from_bytes(Path(download.value.path()).read_bytes())
+    alone = current_run(None, settings)
+    alone.run(steps)
+    assert steps > 0
+    assert all(torch.equal(a, b) for a, b in zip(alone.model.parameters(), model.parameters(), strict=True))
+    assert page.locator('[data-testid="stException"]').count() == 0

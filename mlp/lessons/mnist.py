@@ -145,7 +145,7 @@ class MnistSession:
 
     def view(self) -> RunView | None:
         """What there is to show: the job's latest view, or the finished run's."""
-        if self.job is not None and (self.job.active or self.run is self.job.work):
+        if self.job is not None:  # training, or ended (collected by sync() or not yet)
             return self.job.view
         return self.run.view() if self.run is not None else None
 

@@ -171,7 +171,9 @@ class MnistRun:
             ("Epoch", f"{t.epoch_progress:.2f} / {self.train_cfg.epochs}"),
             ("Samples / s", count_text(last.samples_per_sec) if last else "–"),
             ("Epoch time", seconds_text(epoch.seconds) if epoch else "–"),
-            ("ETA", seconds_text(last.eta) if last and not self.finished else "–"),
+            ("Test accuracy", f"{self.evaluation.accuracy:.2%}")
+            if self.evaluation
+            else ("ETA", seconds_text(last.eta) if last and not self.finished else "–"),
             ("Val. accuracy", f"{val[-1]:.2%}" if val else "–"),
         ]
 

@@ -53,12 +53,8 @@ class Trainer:
         self._mode_matters = mode_matters(model)
         if hasattr(model, "generator"):  # an mlp MLP: its dropout masks come from this run's seed
             model.generator = torch.Generator(device=device).manual_seed(cfg.seed)
-        self.reporter = Reporter(device)
-        self.totals, self.clock, self.history = (
-            self.reporter.totals,
-            self.reporter.clock,
-            self.reporter.history,
-        )
+        self.reporter = r = Reporter(device)
+        self.totals, self.clock, self.history = r.totals, r.clock, r.history
         self.guard = DivergenceGuard(self.params)
         self.tuner = ThreadTuner(cfg.threads, device)
         self.step_count = 0
@@ -168,10 +164,13 @@ class Trainer:
         self.run_steps(1)
 
     def run_for(self, seconds: float, callback: Callback | None = None) -> None:
-        """Train for about `seconds` (whole chunks of report_every steps): one frame of a page."""
+        """Train for about `seconds` (one page frame or job chunk), in as few run_steps calls
+        as the pace so far allows; report_every steps at a time until there is a pace."""
         deadline = self.clock.elapsed + seconds
         while not self.finished and not self.interrupted and self.clock.elapsed < deadline:
-            self.run_steps(min(self.cfg.report_every, self.steps_left_in_epoch), callback)
+            pace = self.step_count / self.clock.elapsed if self.clock.elapsed > 0 else 0.0
+            left = deadline - self.clock.elapsed
+            self.run_steps(max(1, int(pace * left)) if pace else self.cfg.report_every, callback)
 
     def run_epoch(self, callback: Callback | None = None) -> EpochRecord | None:
         """Train to the end of the current epoch; returns its record (None if it didn't finish)."""

@@ -11,10 +11,19 @@ plane     the 2D playground's plane, drawn on a canvas
 from pages.ui.controls import load_settings, number, page_settings, slider, stops
 from pages.ui.pad import digit_pad
 from pages.ui.plane import plane
-from pages.ui.shell import debug_mode, debug_query, link_query, require_shell, training_status, warm_up
+from pages.ui.shell import (
+    collection_text,
+    debug_mode,
+    debug_query,
+    link_query,
+    require_shell,
+    training_status,
+    warm_up,
+)
 from pages.ui.text import literal, say, show_link_notes
 
 __all__ = [
+    "collection_text",
     "debug_mode",
     "debug_query",
     "digit_pad",

@@ -1,5 +1,8 @@
 """The shell every page runs in: app.py's navigation, a warm process, the debug switch."""
 
+import time
+from collections import deque
+
 import streamlit as st
 
 # Private, and the one place it is used: Streamlit 1.61+ has no public switch for this.
@@ -31,7 +34,29 @@ def warm_up() -> int:
         importlib.import_module(info.name)
     gc.collect()
     gc.freeze()
+    gc.callbacks.append(_time_collection)
     return gc.get_freeze_count()
+
+
+_COLLECTIONS: deque[float] = deque(maxlen=200)  # seconds each of the last full collections
+_started: list[float] = []
+
+
+def _time_collection(phase: str, info: dict) -> None:
+    if info["generation"] != 2:
+        return
+    if phase == "start":
+        _started[:] = [time.perf_counter()]
+    elif _started:
+        _COLLECTIONS.append(time.perf_counter() - _started[0])
+
+
+def collection_text() -> str:
+    """'full collections: 12 in view, median 1.8 ms, longest 4.0 ms', for the debug captions."""
+    if not _COLLECTIONS:
+        return "no full collection yet"
+    ms = sorted(1000 * s for s in _COLLECTIONS)
+    return f"full collections: {len(ms)} lately, median {ms[len(ms) // 2]:.1f} ms, longest {ms[-1]:.1f} ms"
 
 
 def require_shell() -> None:
@@ -65,16 +90,16 @@ def link_query() -> dict[str, str]:
     return {k: v for k, v in st.query_params.to_dict().items() if k != DEBUG}
 
 
-def training_status() -> None:
-    """A line in the sidebar about this visitor's MNIST run, on every page, while it trains."""
+def training_status(page: str) -> None:
+    """A line in the sidebar about this visitor's MNIST run while it trains, on the other pages
+    (the MNIST page shows the run itself). `page` is the current page's url path."""
     session = st.session_state.get("mn_session")
-    if session is None or not session.running:
+    if session is None or not session.running or page == "mnist":
         return
 
     @st.fragment(run_every=1.0)
     def status() -> None:
-        if not session.running:
-            st.rerun()  # the run ended: one full rerun turns this timer off
-        st.caption(literal(session.sidebar_status(), 80))
+        if session.running:  # once it ends: nothing, until the next full run turns this timer off
+            st.caption(literal(session.sidebar_status(), 80))
 
     status()

@@ -1,0 +1,94 @@
+"""How much of the engine's speed the MNIST page delivers: Start → done in Chromium against `fit` alone.
+
+Run: python -m bench.browser_mnist [--rounds 3]. For each data set (the bundled sample for 30
+epochs; 60,000 synthetic digits for 3) it serves the app, opens the MNIST page with the run's
+settings in its link, presses Start and times until the evaluation is on screen; then, in this
+process, trains the same run (same settings, same thread count as the server's executor
+gives a job) with `fit` alone. Efficiency = fit's time / the page's time; the target is 80%.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+from bench.timing import table
+from mlp.data.mnist import SYNTHETIC_VAR, load_sample, synthetic
+from mlp.lessons.mnist import MnistSettings, to_query
+from mlp.lessons.mnist_run import MnistRun
+from mlp.train.jobs import Executor
+from tests.harness import chromium, serve_app, wait_for_app
+
+CASES = [
+    ("bundled sample (4,000 digits), 30 epochs", None, MnistSettings(epochs=30, device="cpu")),
+    ("synthetic 60,000 digits, 3 epochs", 60_000, MnistSettings(epochs=3, device="cpu")),
+]
+
+
+# In the page: when the Start button is pressed, and the first frame painted after the test
+# accuracy appears (a MutationObserver, then requestAnimationFrame): what the visitor sees,
+# without an outside poller's delay on either end.
+WATCH = """() => {
+  window.__done = new Promise((resolve) => {
+    const button = [...document.querySelectorAll('button')].find((b) => b.innerText.includes('Start'));
+    button.addEventListener('click', () => { window.__start = performance.now(); }, { capture: true });
+    new MutationObserver((_, observer) => {
+      if (window.__start && document.body.innerText.includes('Test accuracy')) {
+        observer.disconnect();
+        requestAnimationFrame(() => resolve(performance.now() - window.__start));
+      }
+    }).observe(document.body, { subtree: true, childList: true, characterData: true });
+  });
+}"""
+
+
+def page_seconds(url: str, settings: MnistSettings) -> float:
+    """Start pressed → the test accuracy painted, in a fresh tab, timed in the page."""
+    with chromium() as browser:
+        tab = browser.new_page(viewport={"width": 1400, "height": 900})
+        tab.set_default_timeout(600_000)
+        query = "&".join(f"{k}={v}" for k, v in to_query(settings).items())
+        tab.goto(f"{url}/mnist?{query}")
+        wait_for_app(tab, heading="MNIST")
+        tab.wait_for_selector(".js-plotly-plot")  # the (empty) curves: plotly.js loaded and drawn
+        tab.evaluate("() => new Promise((done) => requestIdleCallback(done))")  # the browser idle
+        tab.evaluate(WATCH)
+        tab.get_by_role("button", name="Start").click()
+        milliseconds = tab.evaluate("() => window.__done")
+        tab.close()
+    return milliseconds / 1000
+
+
+def fit_seconds(n_synthetic: int | None, settings: MnistSettings) -> float:
+    data = load_sample() if n_synthetic is None else synthetic(n_synthetic)
+    run = MnistRun(data, settings, threads=Executor().threads_per_job)  # as the server gives a job
+    start = time.perf_counter()
+    run.trainer.fit()
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    rows = []
+    for name, n_synthetic, settings in CASES:
+        env = {SYNTHETIC_VAR: str(n_synthetic)} if n_synthetic else {}
+        with serve_app("bench-browser-mnist.log", env=env) as url:
+            page_seconds(url, MnistSettings(epochs=1, device="cpu"))  # warm-up: imports, first compile
+            pages, fits = [], []
+            for _ in range(args.rounds):
+                pages.append(page_seconds(url, settings))
+                fits.append(fit_seconds(n_synthetic, settings))
+        page, fit = statistics.median(pages), statistics.median(fits)
+        print(f"  rounds: page {[round(x, 2) for x in pages]}, fit {[round(x, 2) for x in fits]}", flush=True)
+        rows.append((name, f"{fit:6.2f} s", f"{page:6.2f} s", f"{fit / page:6.1%}"))
+        print(" | ".join(rows[-1]), flush=True)
+    print()
+    print(table(rows, ("MNIST run (784-128-10, batch 128)", "fit alone", "page: Start → done", "efficiency")))
+    print("target: the page delivers at least 80% of the engine's throughput")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,143 @@
+"""The MNIST page's larger views: where the digits come from, and the four tabs under a run."""
+
+from collections.abc import Callable
+
+import pandas as pd
+import streamlit as st
+
+from mlp.data import MnistData, load_mnist
+from mlp.data.digits import digit_from_canvas, digit_from_image
+from mlp.figures.classes import confusion_figure, digit_grid, probability_bars
+from mlp.figures.curves import compare_figure
+from mlp.figures.plane import neurons_image
+from mlp.lessons.mnist import MnistSession
+from mlp.lessons.mnist_run import first_layer_weights, predict
+from pages.ui.pad import digit_pad
+from pages.ui.text import say
+
+CHART = {"displayModeBar": False}
+
+
+def data_banner(data: MnistData, reload: Callable[[], None]) -> None:
+    """Which digits the page trains on, and (for the sample) a button to fetch the full set."""
+    if data.source == "mnist":
+        st.success(data.note, icon=":material/dataset:")
+        return
+    st.info(data.note, icon=":material/cloud_off:")
+    if st.button("Download the full MNIST (11 MB, once)", key="mn_download", icon=":material/download:"):
+        bar = st.progress(0.0, text="Downloading…")
+
+        def progress(name: str, done: int, total: int | None) -> None:
+            bar.progress(min(1.0, done / total) if total else 0.0, text=f"{name}: {done / 1e6:.1f} MB")
+
+        full = load_mnist(progress=progress, retries=1, timeout=10)
+        if full.source == "mnist":
+            reload()
+            st.rerun()
+        bar.empty()
+        st.error(f"The download did not work, so the sample stays. {full.note}")
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def examples(_data: MnistData, source: str, n: int):
+    """Ten digits of each class as one grayscale image (made once per data set)."""
+    rows = [_data.x_train[_data.y_train == d][:10] for d in range(10)]
+    return digit_grid([image for row in rows for image in row])
+
+
+def evaluation(session: MnistSession, data: MnistData) -> None:
+    """How the finished run does on the test digits."""
+    view = session.view()
+    if not session.ready:
+        st.info("The evaluation appears here when training ends (or is stopped).")
+        return
+    ev = view.evaluation
+    a, b = st.columns(2)
+    a.metric("Test accuracy", f"{ev.accuracy:.2%}", help=f"On {data.n_test:,} digits it never trained on.")
+    b.metric("Test loss", f"{ev.loss:.4f}")
+    left, right = st.columns(2)
+    with left:
+        st.markdown("**Confusion matrix** (true digit down, prediction across)")
+        st.plotly_chart(confusion_figure(ev.confusion, height=420), config=CHART)
+    with right:
+        st.markdown("**Per digit**")
+        styles = {"precision": "{:.1%}", "recall": "{:.1%}", "f1": "{:.3f}"}
+        st.dataframe(pd.DataFrame(ev.per_class).style.format(styles), hide_index=True, width="stretch")
+    st.markdown("**Mistakes it was surest about**: true digit → top three guesses")
+    mistakes = ev.mistakes(data.y_test, limit=16)
+    captions = [f"{m['true']} → " + " · ".join(f"{c}: {p:.0%}" for c, p in m["top3"]) for m in mistakes]
+    st.image([data.x_test[m["index"]] for m in mistakes], caption=captions, width=112)
+    st.markdown("**First-layer weights**: what each hidden unit looks for (orange adds, blue subtracts)")
+    st.image(neurons_image(first_layer_weights(view.weights), per_row=16, pixels=3, bottom_up=False))
+
+
+def guess(model, digit, caption: str, key: str) -> None:
+    """The 28×28 digit the network is shown, and its probability for each class."""
+    st.image(digit, width=84, caption=caption)
+    st.plotly_chart(probability_bars(predict(model, digit)), config=CHART, key=key)
+
+
+def try_it(session: MnistSession, data: MnistData) -> None:
+    """A test digit, a drawn one, a photo: what the network makes of each."""
+    model = session.predictor()
+    if model is None:
+        st.info("Train a model (its weights show up here after each epoch), or load one in *Keep it*.")
+        return
+    pick, draw, upload = st.columns(3, gap="large")
+    with pick:
+        st.markdown("**A test digit**")
+        index = st.number_input("Test digit number", 0, data.n_test - 1, 0, key="mn_pick")
+        guess(model, data.x_test[index], f"labelled {data.y_test[index]}", "mn_pick_bars")
+    with draw:
+        st.markdown("**Draw one**")
+        ink, side = digit_pad("mn_pad")
+        try:
+            if ink is not None:
+                guess(model, digit_from_canvas(ink, side), "what the network sees", "mn_draw_bars")
+        except ValueError as err:
+            st.warning(say(err))
+    with upload:
+        st.markdown("**Upload a photo**")
+        image_file = st.file_uploader("An image of one digit", key="mn_image")
+        try:
+            if image_file is not None:
+                digit = digit_from_image(image_file.getvalue())
+                guess(model, digit, "centred and scaled like MNIST", "mn_upload_bars")
+        except ValueError as err:
+            st.error(say(err))
+
+
+def keep(session: MnistSession, data: MnistData) -> None:
+    """Save the finished run's model, or load one saved here."""
+    if session.ready:
+        for col, (label, make, name) in zip(st.columns(2), session.run.downloads(), strict=True):
+            col.download_button(
+                label, data=make, file_name=name, on_click="ignore", icon=":material/download:"
+            )
+    model_file = st.file_uploader("Load a model saved here (.safetensors)", key="mn_model_file")
+    if model_file is not None and session.loaded_file != model_file.file_id:
+        try:
+            session.load(data, model_file.getvalue(), model_file.name, model_file.file_id)
+            st.rerun()
+        except ValueError as err:
+            st.error(f"Not loaded: {say(err)}")
+
+
+def compare(session: MnistSession) -> None:
+    """Every finished run of the session, side by side."""
+    if not session.runs:
+        st.info("Every finished run of this session lands here, to compare settings and results.")
+        return
+    st.dataframe(pd.DataFrame([r.row() for r in session.runs]), hide_index=True, width="stretch")
+    st.plotly_chart(compare_figure(session.runs), config=CHART)
+
+
+TABS = {"Evaluate": evaluation, "Try it": try_it, "Keep it": keep, "Compare runs": lambda s, _: compare(s)}
+
+
+def tabs(session: MnistSession, data: MnistData) -> None:
+    """The four views under a run; lazy: only the open tab's content runs and reaches the browser."""
+    for tab, draw in zip(st.tabs(list(TABS), key="mn_tab", on_change="rerun"), TABS.values(), strict=True):
+        if tab.open:
+            with tab:
+                draw(session, data)
