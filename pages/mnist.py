@@ -18,9 +18,12 @@ from pages.ui import mnist as views
 
 ui.require_shell()
 
-POLL_SECONDS = 0.2  # a training run's progress bar, and how soon Stop is heard
-NUMBERS_SECONDS = 1.0  # its numbers
-CURVES_SECONDS = 3.0  # its curves: a chart costs the browser far more than text
+# While a run trains, every redraw costs the browser's main thread (here, 2 cores shared with
+# training: ~65 ms for the progress bar, ~0.5 s for the curves), so the page draws sparingly
+# and listens for clicks in between (ui.wait_heeding_clicks: Stop is heard within 0.1 s).
+PROGRESS_SECONDS = 0.5  # the progress bar
+NUMBERS_SECONDS = 1.5  # the counters
+CURVES_SECONDS = 5.0  # the curves
 CHART = {"displayModeBar": False}
 COLUMNS = ("epoch", "train_loss", "train_acc", "val_loss", "val_acc")
 EMPTY_CURVES = {part: dict.fromkeys(COLUMNS, ()) for part in ("train", "val")}  # axes, before a run
@@ -79,10 +82,9 @@ st.sidebar.caption(describe_schedule(settings.train_config()))
 
 
 # --- the run: Start, Stop, what it shows, the tabs under it ----------------------------------------
-# Every widget here reruns the whole page: a rerun request stops the script at its next st call,
-# so a click is heard within POLL_SECONDS even while the loop at the end follows a run. (A click
-# inside an st.fragment would wait for the running script to end.) The loop comes last in the
-# script, drawing into boxes placed higher up, so the rest of the page is already drawn.
+# Every widget here reruns the whole page, which ends the loop at the end of the script at once
+# (a click inside an st.fragment would wait for a running script to end). The loop comes last,
+# drawing into boxes placed higher up, so the rest of the page is drawn before it starts.
 def start() -> None:
     try:
         session.start(dataset(), st.session_state.mn_settings, shared_executor())
@@ -101,6 +103,17 @@ def numbers(box, view) -> None:
             st.caption(f"Job: {session.job.timing()}, {view.elapsed:.2f} s busy. {ui.collection_text()}.")
 
 
+def show(view, parts: tuple[str, ...] = ("progress", "numbers", "curves")) -> None:
+    """Draw the run's view into its boxes: all of it, or the parts that are due."""
+    if "progress" in parts:
+        steps = f"step {view.step:,} of {view.total_steps:,}"
+        progress.progress(view.fraction, text=f"{ui.literal(view.name)} {view.status} · {steps}")
+    if "numbers" in parts:
+        numbers(counters, view)
+    if "curves" in parts:
+        curves.plotly_chart(live_curves_figure(**view.curves), config=CHART)
+
+
 left, right, _ = st.columns([1.3, 1.3, 3.4])
 running = session.running
 left.button(
@@ -114,24 +127,21 @@ if (view := session.view()) is None:
     progress.info("Choose a network and training settings in the sidebar, then press **Start**.")
     curves.plotly_chart(live_curves_figure(**EMPTY_CURVES), config=CHART)  # where the curves will go
 else:
+    show(view)  # first: the browser paints in order, and the tabs below can take a while
     with st.expander("Learning-rate schedule", key="mn_lr_open", on_change="rerun") as schedule:
         if schedule.open:  # drawn only when open: a chart costs the browser a lot
             st.plotly_chart(lr_figure(*view.schedule, view.epoch), config=CHART)
 views.tabs(session, data)
 
-drawn = {"numbers": 0.0, "curves": 0.0}
-while view is not None:  # once; then, while a run trains, again as its views come
-    ended, view, now = session.sync(), session.view(), time.monotonic()
-    steps = f"step {view.step:,} of {view.total_steps:,}"
-    progress.progress(view.fraction, text=f"{ui.literal(view.name)} {view.status} · {steps}")
-    if ended or now - drawn["numbers"] > NUMBERS_SECONDS:
-        numbers(counters, view)  # at the end, with the test accuracy: the result comes first
-        drawn["numbers"] = now
-    if ended:
-        st.rerun()  # the page again: buttons, the evaluation in its tab
-    if now - drawn["curves"] > CURVES_SECONDS or not session.running:
-        curves.plotly_chart(live_curves_figure(**view.curves), config=CHART)
-        drawn["curves"] = now
-    if not session.running:
-        break
-    session.job.wait(POLL_SECONDS)  # returns the moment the run ends
+# While it trains: redraw what is due as the views come, hear clicks in between.
+due = dict.fromkeys(("progress", "numbers", "curves"), time.monotonic())
+every = {"progress": PROGRESS_SECONDS, "numbers": NUMBERS_SECONDS, "curves": CURVES_SECONDS}
+while running:
+    ui.wait_heeding_clicks(session.job.wait, PROGRESS_SECONDS, "mn_session")  # or until it ends
+    if session.sync():  # it ended: the result first (the test accuracy), then the whole page
+        show(session.view(), ("progress", "numbers"))
+        st.rerun()
+    now = time.monotonic()
+    parts = tuple(part for part in due if now - due[part] >= every[part] - 0.05)
+    show(session.view(), parts)
+    due |= dict.fromkeys(parts, now)

@@ -125,9 +125,12 @@ class MnistSession:
         work = MnistRun(data, settings, name, threads=executor.threads_per_job)
         self.job, self.run = executor.submit(work, name, owner=self), None
 
-    def stop(self) -> None:
+    def stop(self, wait: float = 1.0) -> None:
+        """Stop the run after its current step, and wait (up to `wait` s) for it to end, so the
+        page that follows shows the stopped run (and its evaluation) at once."""
         if self.job is not None:
             self.job.stop()
+            self.job.wait(wait)
 
     @property
     def running(self) -> bool:

@@ -1,7 +1,7 @@
 """What every page shares, in one place. Not a page: Streamlit lists only pages/*.py files.
 
-shell     the app shell (require_shell), a warm process (warm_up), debug captions, the
-          sidebar's training line
+shell     the app shell (require_shell), a warm process (warm_up), debug captions, waits that
+          still hear clicks, the sidebar's training line
 controls  sidebar widgets from a page's specs; settings that survive a page switch
 text      a person's own text shown as text; errors and link notes
 pad       the digit drawing pad
@@ -18,6 +18,7 @@ from pages.ui.shell import (
     link_query,
     require_shell,
     training_status,
+    wait_heeding_clicks,
     warm_up,
 )
 from pages.ui.text import literal, say, show_link_notes
@@ -39,5 +40,6 @@ __all__ = [
     "slider",
     "stops",
     "training_status",
+    "wait_heeding_clicks",
     "warm_up",
 ]

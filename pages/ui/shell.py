@@ -2,6 +2,7 @@
 
 import time
 from collections import deque
+from collections.abc import Callable
 
 import streamlit as st
 
@@ -88,6 +89,26 @@ def debug_query() -> dict[str, str]:
 def link_query() -> dict[str, str]:
     """The link's settings parameters (the page-wide debug switch left out)."""
     return {k: v for k, v in st.query_params.to_dict().items() if k != DEBUG}
+
+
+CLICK_SECONDS = 0.1  # how soon a click is heard while a page's loop waits on a run
+
+
+def wait_heeding_clicks(wait: Callable[[float], bool], seconds: float, key: str) -> bool:
+    """Up to `seconds` of `wait(timeout)` (True: what it waits for happened), while still
+    hearing the visitor's clicks.
+
+    A click asks Streamlit to rerun, and Streamlit acts on that request (ending this script
+    run) when the script next draws or touches st.session_state. A page's loop that draws
+    only now and then reads `key` every CLICK_SECONDS: a click is heard within that, at no
+    cost to the browser.
+    """
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        if wait(min(CLICK_SECONDS, left)):
+            return True
+        _ = key in st.session_state  # where Streamlit ends this run if a click is waiting
+    return False
 
 
 def training_status(page: str) -> None:
