@@ -1,6 +1,7 @@
 """The training engine against scikit-learn's MLPClassifier: same network, data, Adam, batches, epochs.
 
-Run: python -m bench.engine_vs_sklearn [--rounds 3]. For each size a page uses, both fit the
+Run: python -m bench.engine_vs_sklearn [--rounds 3]. For each size a page uses, both engines
+(autograd, and the manual NumPy backprop) and MLPClassifier fit the
 same training set from scratch (ReLU, Adam, the same learning rate, batch size and number of
 epochs; sklearn with tol=0 so it runs them all), alternating round after round; the medians
 and their ratio are printed, with each one's test accuracy. scikit-learn is a benchmark
@@ -51,12 +52,18 @@ def load(kind: str) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np
     return (data.x_train, data.y_train), (data.x_test, data.y_test)
 
 
-def ours(case: Case, train, test) -> tuple[float, float]:
+def ours(case: Case, train, test, engine: str = "autograd") -> tuple[float, float]:
     X = train[0].reshape(len(train[0]), -1)
     model = MLP(X.shape[1], case.hidden, int(train[1].max()) + 1, seed=0)
     batch = case.batch or len(X)
     cfg = TrainConfig(
-        optimizer="adam", lr=case.lr, batch_size=batch, epochs=case.epochs, device="cpu", threads=1
+        optimizer="adam",
+        lr=case.lr,
+        batch_size=batch,
+        epochs=case.epochs,
+        device="cpu",
+        threads=1,
+        engine=engine,
     )
     trainer = Trainer(model, (X, train[1]), None, cfg)
     start = time.perf_counter()
@@ -95,33 +102,40 @@ def main() -> None:
     rows = []
     for case in CASES:
         train, test = load(case.data)
-        times: dict[str, list[float]] = {"ours": [], "sklearn": []}
+        contenders = {
+            "autograd": lambda *data: ours(*data, engine="autograd"),
+            "manual": lambda *data: ours(*data, engine="manual"),
+            "sklearn": sklearn,
+        }
+        times: dict[str, list[float]] = {name: [] for name in contenders}
         accuracy: dict[str, float] = {}
         ours(case, train, test)  # warm-up
         for _ in range(args.rounds):
-            for name, contender in (("ours", ours), ("sklearn", sklearn)):
+            for name, contender in contenders.items():
                 seconds, accuracy[name] = contender(case, train, test)
                 times[name].append(seconds)
-        t_ours, t_sk = statistics.median(times["ours"]), statistics.median(times["sklearn"])
+        t = {name: statistics.median(values) for name, values in times.items()}
         rows.append(
             (
                 case.name,
-                f"{t_ours:6.2f} s",
-                f"{t_sk:6.2f} s",
-                f"{t_sk / t_ours:5.2f}x",
-                f"{accuracy['ours']:.3f}",
-                f"{accuracy['sklearn']:.3f}",
+                f"{t['autograd']:6.2f} s",
+                f"{t['manual']:6.2f} s",
+                f"{t['sklearn']:6.2f} s",
+                f"{t['sklearn'] / t['autograd']:5.2f}x",
+                f"{t['sklearn'] / t['manual']:5.2f}x",
+                f"{accuracy['autograd']:.3f} / {accuracy['manual']:.3f} / {accuracy['sklearn']:.3f}",
             )
         )
         print(" | ".join(rows[-1]), flush=True)
     print()
     header = (
         "network, data, batches",
-        "engine",
+        "autograd",
+        "manual",
         "MLPClassifier",
-        "engine speed-up",
-        "acc. engine",
-        "acc. sklearn",
+        "autograd speed-up",
+        "manual speed-up",
+        "test acc. (autograd / manual / sklearn)",
     )
     print(table(rows, header))
 

@@ -324,19 +324,16 @@ def forward_backward(
     activation: str = "relu",
     *,
     break_grad: bool = False,
-    record: bool = True,
 ) -> ForwardBackward:
     """Forward pass, softmax cross-entropy loss and backprop for [(W, b)] with W (in, out).
 
     `break_grad` is a teaching switch: backprop uses 1 - f'(z) instead of f'(z) (for ReLU, the
-    mask flipped), so a gradient check has something to catch. `record=False` is the training
-    engine's way in: the same operations in the same order, without building the steps (their
-    formulas cost more than a small network's math) and without re-checking every input.
+    mask flipped), so a gradient check has something to catch. Training goes through
+    `train_step`: the same operations without the steps and their formulas.
     """
     if activation not in ACTIVATIONS:
         raise ValueError(f"Unknown activation {activation!r}; choose one of {', '.join(ACTIVATIONS)}.")
-    if record:
-        _check_inputs(params, X, y)
+    _check_inputs(params, X, y)
     backend = backend_of(X)
     ops = BACKENDS[backend]
     act, act_grad = getattr(ops, activation), getattr(ops, f"{activation}_grad")
@@ -347,11 +344,9 @@ def forward_backward(
         tensors[f"W{l}"], tensors[f"b{l}"] = W, b
 
     def keep(name: str, op: str, layer: int, inputs: Sequence[str], value: Array) -> Array:
-        if record:
-            phase = "backward" if op in BACKWARD_OPS else "forward"
-            steps.append(
-                Step(name, phase, op, layer, formula(name, op, inputs, activation), tuple(inputs), value)
-            )
+        phase = "backward" if op in BACKWARD_OPS else "forward"
+        step_formula = formula(name, op, inputs, activation)
+        steps.append(Step(name, phase, op, layer, step_formula, tuple(inputs), value))
         tensors[name] = value
         return value
 
@@ -388,3 +383,29 @@ def forward_backward(
             )
 
     return ForwardBackward(float(loss), probs, grads, steps, tensors, backend)
+
+
+def train_step(
+    params: Sequence[tuple[Array, Array]], X: Array, y: Array, activation: str = "relu"
+) -> tuple[Array, Array, list[tuple[Array, Array]]]:
+    """(loss, logits, [(dW, db)] per layer): the training engine's way into this module.
+
+    The same operations as `forward_backward`, in the same order, with nothing kept but what
+    backprop needs: on a small network each Python-level step is a large part of the cost.
+    """
+    ops = BACKENDS[backend_of(X)]
+    act, act_grad = getattr(ops, activation), getattr(ops, f"{activation}_grad")
+    inputs, pre = [X], []  # a_{l-1} and z_l of every layer
+    for l, (W, b) in enumerate(params, start=1):
+        z = ops.affine(inputs[-1], W, b)
+        pre.append(z)
+        if l < len(params):
+            inputs.append(act(z))
+    probs = ops.softmax(z)
+    dz = ops.dlogits(probs, ops.one_hot(y, probs.shape[1], probs))
+    grads: list[tuple[Array, Array]] = []
+    for l in range(len(params) - 1, -1, -1):
+        grads.append((ops.weight_grad(inputs[l], dz), ops.bias_grad(dz)))
+        if l:
+            dz = ops.preact_grad(ops.input_grad(dz, params[l][0]), act_grad(pre[l - 1]))
+    return ops.cross_entropy(z, y), z, grads[::-1]

@@ -38,6 +38,27 @@ def test_manual_and_autograd_engines_agree_over_50_sgd_steps():
     assert np.allclose(la, lm, atol=1e-5)
 
 
+def test_the_manual_engine_follows_autograd_through_a_reconfigure():
+    """reconfigure() makes a new optimizer, which flattens the weights into new buffers: the
+    manual engine's NumPy views of them must follow, or it would train a stale copy."""
+    points = make_points(Settings(kind="moons", classes=2, n=400))
+    final = {}
+    for engine in ("autograd", "manual"):
+        model = MLP(2, [16, 16], 2, seed=3)
+        cfg = TrainConfig(engine=engine, optimizer="adam", lr=0.01, batch_size=32, epochs=100, device="cpu")
+        trainer = Trainer(model, (points.X_train, points.y_train), None, cfg)
+        trainer.run_steps(20)
+        trainer.reconfigure(replace(cfg, optimizer="sgd", lr=0.1, weight_decay=1e-3))
+        trainer.run_steps(20)
+        final[engine] = weights(model)
+
+    def gap(one, other) -> float:
+        return max((a - b).abs().max().item() for a, b in zip(one, other, strict=True))
+
+    assert gap(final["manual"], weights(MLP(2, [16, 16], 2, seed=3))) > 0.01  # it trained
+    assert gap(final["autograd"], final["manual"]) < 1e-5
+
+
 @pytest.mark.slow
 def test_spiral_preset_reaches_95_percent_on_test_points():
     settings = PRESETS["spiral"]

@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 
 from mlp.gradcheck import autograd_grads, compare_grads, finite_differences
-from mlp.manual import BACKENDS, forward_backward, op_source
+from mlp.manual import BACKENDS, forward_backward, op_source, train_step
 from mlp.model import ACTIVATIONS, MLP
 
 
@@ -32,6 +32,22 @@ def test_manual_gradients_equal_autograd(activation, seed):
     assert result.loss == pytest.approx(loss, rel=1e-12, abs=1e-12)
     for row in compare_grads(result.grads, reference, atol=1e-12, rtol=1e-9):
         assert row.shape_ok and row.close, row
+
+
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_the_training_step_is_the_recorded_pass_without_the_records(activation, backend):
+    for seed in range(6):
+        params, X, y = random_problem(seed)
+        if backend == "numpy":
+            params, X, y = [(W.numpy(), b.numpy()) for W, b in params], X.numpy(), y.numpy()
+        recorded = forward_backward(params, X, y, activation)
+        loss, logits, grads = train_step(params, X, y, activation)
+        assert float(loss) == recorded.loss  # the same operations in the same order: bit for bit
+        np.testing.assert_array_equal(np.asarray(logits), np.asarray(recorded.tensors[f"z{len(params)}"]))
+        for (dW, db), (rW, rb) in zip(grads, recorded.grads, strict=True):
+            np.testing.assert_array_equal(np.asarray(dW), np.asarray(rW))
+            np.testing.assert_array_equal(np.asarray(db), np.asarray(rb))
 
 
 @pytest.mark.parametrize("depth", [0, 1, 2, 4, 8])

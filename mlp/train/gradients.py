@@ -7,13 +7,14 @@ which one ran.
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from mlp.manual import forward_backward
+from mlp.manual import train_step
 from mlp.train.config import TrainConfig, engine_problem
-from mlp.train.inference import as_tensor, prepare_inputs
+from mlp.train.inference import prepare_inputs
 
 StepResult = tuple[torch.Tensor, torch.Tensor]  # (mean loss, a scalar tensor; logits (N, K))
 
@@ -47,21 +48,36 @@ class ManualGradients:
     def __init__(self, model: nn.Module, device: torch.device) -> None:
         self.model, self.device = model, device
         self.dtype = next(model.parameters()).dtype
+        self._views: tuple[tuple[int, int], list, list] | None = None
+
+    def _numpy_views(self) -> tuple[list, list]:
+        """[(W (in, out), b)] and their .grad as NumPy views, made again only when the buffers
+        behind them change (a new optimizer flattens the parameters anew)."""
+        first = self.model.layers[0].weight
+        key = (first.data_ptr(), first.grad.data_ptr())
+        if self._views is None or self._views[0] != key:
+            layers = self.model.layers
+            params = [(layer.weight.detach().numpy().T, layer.bias.detach().numpy()) for layer in layers]
+            grads = [(layer.weight.grad.numpy().T, layer.bias.grad.numpy()) for layer in layers]
+            self._views = (key, params, grads)
+        return self._views[1], self._views[2]
 
     def __call__(self, xb: torch.Tensor, yb: torch.Tensor) -> StepResult:
-        x = prepare_inputs(xb, self.dtype)
+        x, activation = prepare_inputs(xb, self.dtype), self.model.config.activation
+        if self.device.type == "cpu":  # NumPy, on views of the weights and of the .grad buffers
+            params, grad_views = self._numpy_views()
+            loss, logits, grads = train_step(params, x.numpy(), yb.numpy(), activation)
+            for (dW, db), (gW, gb) in zip(grads, grad_views, strict=True):
+                np.copyto(gW, dW)
+                np.copyto(gb, db)
+            return torch.tensor(loss), torch.from_numpy(logits)
         layers = self.model.layers
         params = [(layer.weight.detach().T, layer.bias.detach()) for layer in layers]
-        y = yb
-        if self.device.type == "cpu":
-            params = [(W.numpy(), b.numpy()) for W, b in params]
-            x, y = x.numpy(), yb.numpy()
-        result = forward_backward(params, x, y, self.model.config.activation, record=False)
-        for layer, (dW, db) in zip(layers, result.grads, strict=True):  # into the stepper's views
-            layer.weight.grad.copy_(as_tensor(dW).T)
-            layer.bias.grad.copy_(as_tensor(db))
-        logits = as_tensor(result.tensors[f"z{len(layers)}"]).to(self.device)
-        return torch.tensor(result.loss, device=self.device), logits
+        loss, logits, grads = train_step(params, x, yb, activation)
+        for layer, (dW, db) in zip(layers, grads, strict=True):  # into the stepper's views
+            layer.weight.grad.copy_(dW.T)
+            layer.bias.grad.copy_(db)
+        return loss, logits
 
 
 def check_engine(model: nn.Module, engine: str) -> None:
