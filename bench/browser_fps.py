@@ -43,7 +43,8 @@ def measure(url: str, seconds: float, speed: int) -> dict[str, float]:
             "websocket",
             lambda ws: ws.on("framereceived", lambda f: received.__setitem__(0, received[0] + len(f))),
         )
-        page.goto(f"{url}/playground?speed={speed}&debug=1")
+        # A run long enough to outlast the measurement (the default 2,000 epochs end in ~30 s).
+        page.goto(f"{url}/playground?speed={speed}&epochs=100000&debug=1")
         wait_for_app(page, heading="2D playground")
         page.get_by_role("button", name="Play").click()
         page.get_by_role("button", name="Pause").wait_for()

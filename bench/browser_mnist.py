@@ -101,10 +101,13 @@ def fit_seconds(n_synthetic: int | None, settings: MnistSettings) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--no-stop", action="store_true", help="skip timing Stop")
     args = parser.parse_args()
     rows = []
-    with serve_app("bench-browser-mnist.log") as url:
-        stops = [stop_seconds(url) for _ in range(args.rounds)]
+    stops = [float("nan")]
+    if not args.no_stop:
+        with serve_app("bench-browser-mnist.log") as url:
+            stops = [stop_seconds(url) for _ in range(args.rounds)]
     print(f"Stop pressed mid-run → 'stopped' painted: {[round(x, 2) for x in stops]} s", flush=True)
     for name, n_synthetic, settings in CASES:
         env = {SYNTHETIC_VAR: str(n_synthetic)} if n_synthetic else {}

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 from mlp.device import torch_threads
 
 ACTIVE = ("queued", "running")
-CHUNK_SECONDS = 0.05  # training between two looks at Stop: a Stop lands within about this
+CHUNK_SECONDS = 0.1  # training between two published views (Stop interrupts the step loop itself)
 OUT_OF_MEMORY = (
     "The device ran out of memory. Try a smaller batch size or a narrower network, or train on the CPU."
 )
