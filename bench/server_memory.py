@@ -35,7 +35,7 @@ def rss_mb(pid: int) -> float:
 def play(browser, url: str):
     tab = browser.new_page(viewport={"width": 1400, "height": 900})
     tab.set_default_timeout(120_000)
-    tab.goto(f"{url}/playground")
+    tab.goto(f"{url}/playground?epochs=100000")  # a run that outlasts the session
     wait_for_app(tab, heading="2D playground")
     tab.get_by_role("button", name="Play").click()
     tab.get_by_role("button", name="Pause").wait_for()
@@ -50,7 +50,6 @@ def long_session(url: str, pid: int, minutes: float) -> list[float]:
         while time.monotonic() < deadline:
             time.sleep(SAMPLE_SECONDS)
             samples.append(rss_mb(pid))
-        tab.get_by_role("button", name="Pause").click()
         tab.close()
     return samples
 
