@@ -33,10 +33,10 @@ saved, notes = ui.page_settings("pg_", SPECS, lambda: from_query(ui.link_query()
 debug = ui.debug_mode()
 st.session_state.setdefault("pg_playing", False)
 
-st.title("2D playground")
-st.caption(
+ui.page_header(
+    "2D playground",
     "Train a small network on toy data and watch it carve up the plane. Every class is a colour; "
-    "the shading is how sure the network is. Filled points train the network, hollow ones test it."
+    "the shading is how sure the network is. Filled points train the network, hollow ones test it.",
 )
 ui.show_link_notes(notes)
 
@@ -54,6 +54,7 @@ with st.sidebar:
     ui.slider("Points", SPECS["n"], "pg_n", disabled=from_file)
     ui.slider("Noise", SPECS["noise"], "pg_noise", disabled=from_file)
     ui.slider("Test share", SPECS["test_fraction"], "pg_test_fraction")
+    st.toggle("Show test points", value=True, key="pg_show_test")
     seed_col, regen_col = st.columns(2, vertical_alignment="bottom")
     with seed_col:
         ui.number("Data seed", SPECS["data_seed"], "pg_data_seed")
@@ -169,7 +170,7 @@ def frame() -> None:
     if banner := run.banner():
         icons = {"error": ":material/warning:", "warning": ":material/heart_broken:", "info": None}
         getattr(st, banner[0])(banner[1], icon=icons[banner[0]])
-    show_test = st.toggle("Show test points", value=True, key="pg_show_test")
+    show_test = st.session_state.pg_show_test
     ui.plane(plane_view(run.grid_probs(), run.points, show_test), run.trainer.step_count, key="pg_plane")
     frames: FrameRate = st.session_state.setdefault("pg_frames", FrameRate())
     frames.tick(time.perf_counter() - start)

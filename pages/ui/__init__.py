@@ -1,7 +1,8 @@
 """What every page shares, in one place. Not a page: Streamlit lists only pages/*.py files.
 
-shell     the app shell (require_shell), a warm process (warm_up), debug captions, waits that
-          still hear clicks, the sidebar's training line
+shell     the app shell (require_shell), a warm process (warm_up), the page-wide switches
+          (debug captions, presenter mode) and page headers, waits that still hear clicks, the
+          sidebar's training line
 controls  sidebar widgets from a page's specs; settings that survive a page switch
 text      a person's own text shown as text; errors and link notes
 pad       the digit drawing pad
@@ -16,7 +17,11 @@ from pages.ui.shell import (
     debug_mode,
     debug_query,
     link_query,
+    page_header,
+    presenter,
+    presenter_toggle,
     require_shell,
+    switches_query,
     training_status,
     wait_heeding_clicks,
     warm_up,
@@ -32,13 +37,17 @@ __all__ = [
     "literal",
     "load_settings",
     "number",
+    "page_header",
     "page_settings",
     "plane",
+    "presenter",
+    "presenter_toggle",
     "require_shell",
     "say",
     "show_link_notes",
     "slider",
     "stops",
+    "switches_query",
     "training_status",
     "wait_heeding_clicks",
     "warm_up",

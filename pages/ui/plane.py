@@ -14,7 +14,7 @@ _HTML = """
 </div>
 """
 _CSS = """
-.plane { width: 100%; max-width: 34rem; font-size: 0.8rem; color: var(--st-text-color, inherit); }
+.plane { width: 100%; max-width: min(34rem, 52vh); font-size: 0.8rem; color: var(--st-text-color, inherit); }
 canvas { width: 100%; aspect-ratio: 1 / 1; display: block; }
 .legend { display: flex; flex-wrap: wrap; gap: 0.35rem 1rem; margin-top: 0.25rem; opacity: 0.85; }
 .legend span { display: inline-flex; align-items: center; gap: 0.3rem; }

@@ -74,6 +74,19 @@ def require_shell() -> None:
 
 
 DEBUG = "debug"  # ?debug=1 in any page's link: timing captions for developers
+PRESENT = "present"  # ?present=1: presenter mode, for a projector
+PRESENTER_KEY = "app_projector"  # the sidebar's toggle
+
+# Presenter mode scales the app for the back row (Streamlit sizes text in rem) and trims the
+# chrome above each page's main visual so that it fits a 1280×720 projector's first screen.
+PRESENTER_CSS = """<style>
+html { font-size: 20px; }
+[data-testid="stMainBlockContainer"] { padding: 3.6rem 1.5rem 2rem 1.5rem; }
+[data-testid="stMainBlockContainer"] h1 { font-size: 1.5rem; padding: 0 0 0.3rem 0; }
+[data-testid="stMetricValue"] { font-size: 1.4rem; }
+[data-testid="stMetricLabel"] { font-size: 0.75rem; }
+button[data-testid^="stBaseButton"] { padding-left: 0.5rem; padding-right: 0.5rem; }
+</style>"""
 
 
 def debug_mode() -> bool:
@@ -81,14 +94,44 @@ def debug_mode() -> bool:
     return st.query_params.get(DEBUG) == "1"
 
 
+def presenter() -> bool:
+    """Whether the visitor presents: larger text, each page's main visual first and whole."""
+    return bool(st.session_state.get(PRESENTER_KEY))
+
+
+def presenter_toggle() -> bool:
+    """The sidebar's presenter switch, on at first when the link says so; styles the page."""
+    st.session_state.setdefault(PRESENTER_KEY, st.query_params.get(PRESENT) == "1")
+    on = st.toggle(
+        "Projector mode",
+        key=PRESENTER_KEY,
+        help="Larger text and charts, each page's main picture first: for presenting to a room.",
+    )
+    if on:
+        st.html(PRESENTER_CSS)
+    return on
+
+
 def debug_query() -> dict[str, str]:
-    """What a page adds to the address bar to keep debug mode on."""
-    return {DEBUG: "1"} if debug_mode() else {}
+    """Kept for the pages until they move to switches_query()."""
+    return switches_query()
+
+
+def switches_query() -> dict[str, str]:
+    """What a page adds to the address bar to keep the page-wide switches (debug, presenter) on."""
+    return ({DEBUG: "1"} if debug_mode() else {}) | ({PRESENT: "1"} if presenter() else {})
 
 
 def link_query() -> dict[str, str]:
-    """The link's settings parameters (the page-wide debug switch left out)."""
-    return {k: v for k, v in st.query_params.to_dict().items() if k != DEBUG}
+    """The link's settings parameters (the page-wide switches left out)."""
+    return {k: v for k, v in st.query_params.to_dict().items() if k not in (DEBUG, PRESENT)}
+
+
+def page_header(title: str, caption: str) -> None:
+    """A page's title and what it is about; in presenter mode the title alone, compact."""
+    st.title(title)
+    if not presenter():
+        st.caption(caption)
 
 
 CLICK_SECONDS = 0.1  # how soon a click is heard while a page's loop waits on a run
