@@ -19,7 +19,6 @@ ui.require_shell()
 
 FRAME_SECONDS = 0.1  # the plane and the numbers: up to 10 frames a second
 PANEL_SECONDS = 1.0  # curves, confusion and unit maps change slowly: redraw them once a second
-CHART = {"displayModeBar": False}
 ENGINE_LABELS = {"autograd": "PyTorch autograd", "manual": "manual backprop"}
 
 
@@ -30,7 +29,6 @@ def preset() -> None:
 
 # --- the settings: the link's on a first visit, else the saved ones -------------------------------
 saved, notes = ui.page_settings("pg_", SPECS, lambda: from_query(ui.link_query()))
-debug = ui.debug_mode()
 st.session_state.setdefault("pg_playing", False)
 
 ui.page_header(
@@ -113,7 +111,8 @@ if run is not previous:
     st.session_state.pg_run, st.session_state.pg_playing = run, False
 if uploaded is not None:
     st.success(f"Training on {ui.literal(uploaded.name)}: {uploaded.note}", icon=":material/upload_file:")
-st.query_params.from_dict(link(settings, uploaded is not None) | ui.debug_query())
+shown = ui.shown_controls("pg_", SPECS)  # in the sidebar: what students see
+st.query_params.from_dict(link(settings, uploaded is not None) | shown | ui.switches_query())
 
 
 # --- controls ----------------------------------------------------------------------------------
@@ -174,16 +173,16 @@ def frame() -> None:
     ui.plane(plane_view(run.grid_probs(), run.points, show_test), run.trainer.step_count, key="pg_plane")
     frames: FrameRate = st.session_state.setdefault("pg_frames", FrameRate())
     frames.tick(time.perf_counter() - start)
-    if debug:
+    if ui.debug_mode():
         st.caption(f"{frames.text()}; {ui.collection_text()}")
 
 
 @st.fragment(run_every=PANEL_SECONDS if playing else None)
 def curves() -> None:
     run = st.session_state.pg_run
-    st.plotly_chart(epoch_curves_figure(run.curves(), run.twin_curves()), config=CHART, key="pg_curves")
+    ui.chart(epoch_curves_figure(run.curves(), run.twin_curves()), key="pg_curves")
     st.caption("Confusion matrix on the test points")
-    st.plotly_chart(confusion_figure(run.confusion("test")), config=CHART, key="pg_confusion")
+    ui.chart(confusion_figure(run.confusion("test")), key="pg_confusion")
     if (gap := run.engine_gap()) is not None:
         st.caption(
             f"Engines side by side over {gap['epochs']:,} epochs: largest |Δ train loss| = "

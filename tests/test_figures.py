@@ -19,7 +19,7 @@ from mlp.data import gallery, load_sample
 from mlp.figures.classes import confusion_figure, probability_bars
 from mlp.figures.curves import compare_figure, epoch_curves_figure, live_curves_figure, lr_figure
 from mlp.figures.plane import neurons_image, plane_view, toy_gallery
-from mlp.figures.style import png_data_uri
+from mlp.figures.style import for_presenter, png_data_uri
 from mlp.figures.tensors import spread_figure, tensor_heatmap
 from mlp.lessons.init_spread import activation_spread
 from mlp.lessons.mnist import MnistRun, MnistSettings
@@ -120,3 +120,47 @@ def test_unit_maps_are_images_scaled_pixel_for_pixel():
     image = neurons_image(units, per_row=2, pixels=3)
     assert image.dtype == np.uint8 and image.shape == ((4 + 3 - 3) * 3, (2 * (4 + 3) - 3) * 3, 4)
     assert (image[:3, :3] == image[0, 0]).all()  # each map pixel is a 3 × 3 block
+
+
+@pytest.mark.parametrize(
+    ("losses", "labels"),
+    [
+        ([], ["0.01", "0.1", "1", "10"]),  # an empty chart: a readable range, not smeared labels
+        ([np.array([2.3, 0.4, 0.05])], ["0.01", "0.1", "1", "10"]),
+        ([np.array([1.1, 4e4, np.nan, np.inf])], ["1", "10", "100", "1000", "10000", "100000"]),
+    ],
+)
+def test_the_loss_axis_is_labelled_at_whole_decades_only(losses, labels):
+    axis = mlp.figures.curves.log_ticks(losses)
+    assert axis["type"] == "log" and axis["ticktext"] == labels
+    assert axis["tickvals"] == [float(t) for t in labels]  # no minor "2" or "5" labels to misread
+
+
+def test_a_long_loss_range_keeps_a_few_labels():
+    axis = mlp.figures.curves.log_ticks([np.array([1e-6, 1e8])])
+    assert 4 <= len(axis["ticktext"]) <= 6
+
+
+def test_each_curve_panel_says_what_it_shows_and_its_units():
+    fig = live_curves_figure(
+        **{
+            p: dict.fromkeys(("epoch", "train_loss", "train_acc", "val_loss", "val_acc"), ())
+            for p in ("train", "val")
+        }
+    )
+    titles = [a.text for a in fig.layout.annotations]
+    assert any("Loss" in t for t in titles) and any("Accuracy" in t for t in titles)
+    assert "log scale" in fig.layout.yaxis.title.text and fig.layout.yaxis2.tickformat == ".0%"
+    assert fig.layout.yaxis2.title.text is None  # no axis title between the panels to overlap the loss
+    assert fig.layout.legend.y < 0  # the legend below the panels, clear of their titles
+
+
+@pytest.mark.slow
+def test_presenter_mode_sets_every_chart_text_to_at_least_18_px(built):
+    for name, figures in built.items():
+        for fig in figures:
+            big = for_presenter(go.Figure(fig))
+            assert big.layout.font.size >= 18, name
+            for axis in [*big.select_xaxes(), *big.select_yaxes()]:
+                assert axis.tickfont.size >= 18 and axis.title.font.size >= 18, name
+            assert all(a.font.size >= 18 for a in big.layout.annotations), name

@@ -9,25 +9,45 @@ from mlp.figures.style import CLASS_COLORS, fast_figure, figure, layout_dict
 
 
 def confusion_figure(matrix: np.ndarray, height: int = 300) -> go.Figure:
-    """Counts with the true class down and the prediction across; the diagonal is right."""
+    """Counts with the true class down and the prediction across; the diagonal is right.
+
+    Opaque cells, so plotly's automatic text colour (dark on light cells, white on dark ones)
+    reads the same in the light and the dark theme; zeros are left blank so that the mistakes
+    (the off-diagonal counts) stand out.
+    """
     k = len(matrix)
     labels = [str(i) for i in range(k)]
+    matrix = np.asarray(matrix)
     heat = {
         "type": "heatmap",
         "z": matrix,
         "x": labels,
         "y": labels,
-        "colorscale": [[0, "rgba(0,114,178,0.04)"], [1, "rgba(0,114,178,0.85)"]],
+        "zmin": 0,
+        "colorscale": [[0, "#E4ECF3"], [1, "#0072B2"]],
+        "xgap": 1,
+        "ygap": 1,
         "showscale": False,
-        "text": matrix,
+        "text": np.where(matrix == 0, "", matrix.astype(str)),
         "texttemplate": "%{text}",
-        "textfont": {"size": 14},
+        "textfont": {"size": 16},
         "hovertemplate": "true %{y}, predicted %{x}: %{z}<extra></extra>",
     }
     layout = layout_dict(height)
     layout |= {
-        "xaxis": {"title": {"text": "predicted"}, "side": "bottom", "type": "category"},
-        "yaxis": {"title": {"text": "true"}, "autorange": "reversed", "type": "category", "scaleanchor": "x"},
+        "xaxis": {
+            "title": {"text": "predicted class"},
+            "side": "bottom",
+            "type": "category",
+            "constrain": "domain",
+        },
+        "yaxis": {
+            "title": {"text": "true class"},
+            "autorange": "reversed",
+            "type": "category",
+            "scaleanchor": "x",
+            "constrain": "domain",
+        },
         "margin": {"l": 50, "r": 10, "t": 10, "b": 40},
     }
     return fast_figure([heat], layout)

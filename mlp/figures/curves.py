@@ -40,19 +40,47 @@ def _line(x, y, name: str, panel: int, color: str, dash: str = "solid", markers:
     }
 
 
+def log_ticks(values: Sequence[np.ndarray], most: int = 6) -> dict:
+    """A log axis labelled at whole decades only, as plain numbers (0.01, 0.1, 1, 10, 1e+03):
+    no minor labels to misread, and a readable range when there is no data (0.01 to 10)."""
+    finite = np.concatenate([np.asarray(v, dtype=np.float64).ravel() for v in values] or [np.empty(0)])
+    finite = finite[np.isfinite(finite) & (finite > 0)]
+    low, high = (np.log10(finite.min()), np.log10(finite.max())) if finite.size else (-2.0, 1.0)
+    first, last = int(np.floor(low)), int(np.ceil(high))
+    last = max(last, first + 1)
+    every = int(np.ceil((last - first + 1) / most))
+    decades = range(first, last + 1, every)
+    return {
+        "type": "log",
+        "range": [first - 0.05, last + 0.05],
+        "tickvals": [10.0**k for k in decades],
+        "ticktext": [f"{10.0**k:g}" for k in decades],
+    }
+
+
 def loss_accuracy_figure(curves: Sequence[Curve], height: int = 320) -> go.Figure:
-    """Loss (log scale) on the left, accuracy on the right, one legend entry per curve."""
+    """Loss (log scale) on the left, accuracy on the right, one legend entry per curve.
+
+    Each panel says above it what it shows and which way is good (the loss's unit on its outer
+    axis, the accuracy's in its % ticks); the legend sits below, so no title lands on the other
+    panel.
+    """
     traces = [_line(c.x, c.loss, c.name, 1, c.color, c.dash, c.markers) for c in curves]
     traces += [_line(c.x, c.acc, c.name, 2, c.color, c.dash, c.markers) for c in curves]
+    panel = {"xref": "paper", "yref": "paper", "y": 1.0, "yanchor": "bottom", "showarrow": False}
     layout = layout_dict(height)
     layout |= {
-        "xaxis": {"domain": [0, 0.44], "title": {"text": "epoch"}, "rangemode": "tozero"},
-        "xaxis2": {"domain": [0.58, 1], "title": {"text": "epoch"}, "anchor": "y2", "rangemode": "tozero"},
-        "yaxis": {"type": "log", "title": {"text": "loss"}, "exponentformat": "power", "dtick": "D2"},
-        "yaxis2": {"range": [0, 1.02], "title": {"text": "accuracy"}, "anchor": "x2", "tickformat": ".0%"},
+        "xaxis": {"domain": [0, 0.42], "title": {"text": "epoch"}, "rangemode": "tozero"},
+        "xaxis2": {"domain": [0.6, 1], "title": {"text": "epoch"}, "anchor": "y2", "rangemode": "tozero"},
+        "yaxis": log_ticks([c.loss for c in curves]) | {"title": {"text": "cross-entropy (log scale)"}},
+        "yaxis2": {"range": [0, 1.02], "anchor": "x2", "tickformat": ".0%"},
+        "annotations": [
+            panel | {"x": 0, "xanchor": "left", "text": "<b>Loss</b> ↓"},
+            panel | {"x": 0.6, "xanchor": "left", "text": "<b>Accuracy</b> ↑"},
+        ],
         "showlegend": True,
-        "legend": {"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom", "font": {"size": 12}},
-        "margin": {"l": 50, "r": 10, "t": 50, "b": 40},
+        "legend": {"orientation": "h", "x": 0, "y": -0.18, "yanchor": "top"},
+        "margin": {"l": 50, "r": 10, "t": 30, "b": 10},
         "uirevision": "keep",
     }
     return fast_figure(traces, layout)

@@ -55,6 +55,28 @@ RGB = np.array([[int(c[i : i + 2], 16) for i in (1, 3, 5)] for c in CLASS_COLORS
 NEGATIVE, POSITIVE = RGB[0], RGB[1]  # blue for < 0, orange for > 0 in the neuron maps
 
 
+PRESENTER_FONT_PX = 18  # chart text in presenter mode: legible from the back of a lecture hall
+
+
+def for_presenter(fig: go.Figure, size: int = PRESENTER_FONT_PX) -> go.Figure:
+    """Every text of `fig` at least `size` px (titles larger), in place: axes, ticks, legend,
+    annotations, colour bars and text on the traces. Margins grow to fit the larger ticks."""
+    fig.update_layout(font={"size": size}, title_font={"size": size + 2}, legend_font={"size": size})
+    fig.update_xaxes(tickfont={"size": size}, title_font={"size": size})
+    fig.update_yaxes(tickfont={"size": size}, title_font={"size": size})
+    fig.update_annotations(font_size=size)
+    for trace in fig.data:
+        if "textfont" in trace:
+            trace.textfont.size = max(size, trace.textfont.size or 0)
+        if "colorbar" in trace:
+            trace.colorbar.tickfont.size = size
+        if "marker" in trace and "colorbar" in trace.marker:
+            trace.marker.colorbar.tickfont.size = size
+    if fig.layout.height:
+        fig.layout.height = int(fig.layout.height * 1.15)
+    return fig
+
+
 def png_data_uri(rgba: np.ndarray) -> str:
     """An (H, W, 4) uint8 image as a data: URI holding a PNG (written here: zlib, no extra deps)."""
     height, width, _ = rgba.shape

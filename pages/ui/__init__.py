@@ -3,16 +3,18 @@
 shell     the app shell (require_shell), a warm process (warm_up), the page-wide switches
           (debug captions, presenter mode) and page headers, waits that still hear clicks, the
           sidebar's training line
-controls  sidebar widgets from a page's specs; settings that survive a page switch
+controls  sidebar widgets from a page's specs; settings that survive a page switch; the
+          controls an instructor lets students see
 text      a person's own text shown as text; errors and link notes
 pad       the digit drawing pad
 plane     the 2D playground's plane, drawn on a canvas
 """
 
-from pages.ui.controls import load_settings, number, page_settings, slider, stops
+from pages.ui.controls import load_settings, number, page_settings, shown_controls, slider, stops
 from pages.ui.pad import digit_pad
 from pages.ui.plane import plane
 from pages.ui.shell import (
+    chart,
     collection_text,
     debug_mode,
     debug_query,
@@ -29,6 +31,7 @@ from pages.ui.shell import (
 from pages.ui.text import literal, say, show_link_notes
 
 __all__ = [
+    "chart",
     "collection_text",
     "debug_mode",
     "debug_query",
@@ -45,6 +48,7 @@ __all__ = [
     "require_shell",
     "say",
     "show_link_notes",
+    "shown_controls",
     "slider",
     "stops",
     "switches_query",

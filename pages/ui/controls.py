@@ -6,6 +6,7 @@ from typing import Any
 import streamlit as st
 
 from mlp.lessons.settings import LinkNote, Spec, widget_values
+from pages.ui.shell import SHOW
 
 
 def page_settings(
@@ -44,3 +45,32 @@ def slider(label: str, spec: Spec, key: str, **kwargs) -> Any:
 def number(label: str, spec: Spec, key: str, **kwargs) -> Any:
     """A number input over the spec's range and step."""
     return st.number_input(label, spec.low, spec.high, step=spec.step, key=key, **kwargs)
+
+
+def shown_controls(prefix: str, specs: Mapping[str, Spec]) -> dict[str, str]:
+    """The instructor's choice of the settings students see, TensorFlow Playground style.
+
+    Draws a multiselect (in an expander at the end of the sidebar) over the page's settings,
+    first filled from the link's `show=` (the settings' link names, comma-separated), and hides
+    the others' widgets with CSS: they keep their values and go on applying. Returns what the page's link adds
+    (`{"show": ...}`, or nothing when every setting is shown).
+    """
+    key = prefix + "shown"
+    names = {spec.key: field for field, spec in specs.items()}  # link name -> settings field
+    if key not in st.session_state:
+        asked = [n for n in st.query_params.get(SHOW, "").split(",") if n in names]
+        st.session_state[key] = asked or list(names)
+    with st.sidebar.expander("Controls students see", icon=":material/visibility:"):
+        st.multiselect(
+            "Shown in this sidebar (and in the page's link)",
+            list(names),
+            key=key,
+            format_func=lambda n: names[n].replace("_", " "),
+            help="Hide what a lesson doesn't need: hidden settings keep their values.",
+        )
+    hidden = [field for name, field in names.items() if name not in st.session_state[key]]
+    if hidden:
+        rules = " ".join(f".st-key-{prefix}{field} {{ display: none; }}" for field in hidden)
+        st.html(f"<style>{rules}</style>")
+        return {SHOW: ",".join(st.session_state[key])}
+    return {}

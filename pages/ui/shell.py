@@ -10,6 +10,7 @@ import streamlit as st
 # tests/test_app.py fails loudly if an upgrade renames it or stops reading it.
 from streamlit.runtime.pages_manager import PagesManager
 
+from mlp.figures.style import for_presenter
 from pages.ui.text import literal
 
 
@@ -75,6 +76,7 @@ def require_shell() -> None:
 
 DEBUG = "debug"  # ?debug=1 in any page's link: timing captions for developers
 PRESENT = "present"  # ?present=1: presenter mode, for a projector
+SHOW = "show"  # ?show=lr,bs: the only settings a link's visitors see in a page's sidebar
 PRESENTER_KEY = "app_projector"  # the sidebar's toggle
 
 # Presenter mode scales the app for the back row (Streamlit sizes text in rem) and trims the
@@ -124,7 +126,15 @@ def switches_query() -> dict[str, str]:
 
 def link_query() -> dict[str, str]:
     """The link's settings parameters (the page-wide switches left out)."""
-    return {k: v for k, v in st.query_params.to_dict().items() if k not in (DEBUG, PRESENT)}
+    return {k: v for k, v in st.query_params.to_dict().items() if k not in (DEBUG, PRESENT, SHOW)}
+
+
+CHART_CONFIG = {"displayModeBar": False}
+
+
+def chart(fig, **kwargs) -> None:
+    """st.plotly_chart without plotly's toolbar; in presenter mode every text ≥ 18 px."""
+    st.plotly_chart(for_presenter(fig) if presenter() else fig, config=CHART_CONFIG, **kwargs)
 
 
 def page_header(title: str, caption: str) -> None:

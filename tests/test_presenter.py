@@ -1,0 +1,64 @@
+"""Presenter mode at 1280×720, light and dark: each page's main visual fits the first screen.
+
+Also the instructor's choice of controls: a link with show= opens a sidebar with only those.
+Screenshots go to tests/artifacts/presenter-*.png.
+"""
+
+import pytest
+
+from tests.conftest import ARTIFACTS, wait_for_app
+
+SCREEN = {"width": 1280, "height": 720}
+MIN_CHART_TEXT_PX = 16
+
+
+def first_screen(tab, selector: str) -> dict:
+    """The element's box, asserted to lie whole within the first screen."""
+    box = tab.locator(selector).first.bounding_box()
+    assert box is not None, f"{selector} is not drawn"
+    assert box["y"] >= 0 and box["y"] + box["height"] <= SCREEN["height"], (selector, box)
+    assert box["x"] >= 0 and box["x"] + box["width"] <= SCREEN["width"], (selector, box)
+    return box
+
+
+def smallest_chart_text(tab) -> float:
+    """The smallest font size (px) of the text in the charts on screen."""
+    return tab.evaluate(
+        """() => Math.min(...[...document.querySelectorAll('.js-plotly-plot text')]
+              .filter((t) => t.textContent.trim() && t.getBoundingClientRect().bottom <= innerHeight)
+              .map((t) => parseFloat(getComputedStyle(t).fontSize)))"""
+    )
+
+
+@pytest.fixture(params=["light", "dark"])
+def screen(request, browser):
+    context = browser.new_context(viewport=SCREEN, color_scheme=request.param)
+    tab = context.new_page()
+    tab.set_default_timeout(90_000)
+    yield tab, request.param
+    context.close()
+
+
+@pytest.mark.browser
+def test_the_playground_shows_its_boundary_and_loss_in_the_first_screen(screen, app_url):
+    tab, scheme = screen
+    tab.goto(f"{app_url}/playground?present=1")
+    wait_for_app(tab, heading="2D playground")
+    tab.locator("canvas[data-step]").first.wait_for()
+    first_screen(tab, "canvas[data-step]")
+    first_screen(tab, ".js-plotly-plot")
+    assert smallest_chart_text(tab) >= MIN_CHART_TEXT_PX
+    tab.screenshot(path=str(ARTIFACTS / f"presenter-playground-{scheme}.png"))
+
+
+@pytest.mark.browser
+def test_a_link_can_show_students_only_the_controls_a_lesson_needs(page, app_url):
+    page.goto(f"{app_url}/playground?show=lr,bs&lr=0.03")
+    wait_for_app(page, heading="2D playground")
+    sidebar = page.get_by_test_id("stSidebar")
+    sidebar.get_by_test_id("stWidgetLabel").filter(has_text="Optimizer").wait_for(state="hidden")
+    labels = [e.inner_text() for e in sidebar.get_by_test_id("stWidgetLabel").all() if e.is_visible()]
+    assert "Learning rate" in labels and "Batch size" in labels
+    assert not {"Optimizer", "Hidden widths", "Activation", "Speed (steps per frame)"} & set(labels)
+    assert "show=lr%2Cbs" in page.url or "show=lr,bs" in page.url  # the choice stays in the link
+    assert "lr=0.03" in page.url  # hidden or not, every setting still applies and is linked
