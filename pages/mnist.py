@@ -1,5 +1,6 @@
 """MNIST: train an MLP on real digits (GPU when there is one), watch it learn, look inside, try it."""
 
+import logging
 import time
 
 import streamlit as st
@@ -30,7 +31,6 @@ CURVES_SECONDS = 5.0  # the curves
 # the screen before the whole page follows: the browser would otherwise paint both together,
 # after the evaluation's charts (~0.4 s later).
 RESULT_SECONDS = 0.2
-CHART = {"displayModeBar": False}
 COLUMNS = ("epoch", "train_loss", "train_acc", "val_loss", "val_acc")
 EMPTY_CURVES = {part: dict.fromkeys(COLUMNS, ()) for part in ("train", "val")}  # axes, before a run
 
@@ -39,6 +39,7 @@ EMPTY_CURVES = {part: dict.fromkeys(COLUMNS, ()) for part in ("train", "val")}  
 def dataset() -> MnistData:
     """Loaded once per server process and shared, read-only: uint8 pixels, a few MB to 55 MB."""
     data = for_server()
+    logging.getLogger(__name__).info(data.note)  # the whole story, paths included, for the log only
     data.holdout(VAL_FRACTION)  # split now, not on the first visitor's Start
     return data
 
@@ -46,13 +47,15 @@ def dataset() -> MnistData:
 saved, notes = ui.page_settings("mn_", SPECS, lambda: from_query(ui.link_query()))
 session: MnistSession = st.session_state.setdefault("mn_session", MnistSession())
 session.sync()  # a run that ended while nothing followed it (e.g. stopped by this rerun's click)
-st.title("MNIST")
-st.caption("Train a multilayer perceptron on handwritten digits, watch it learn, and look inside it.")
+ui.page_header(
+    "MNIST", "Train a multilayer perceptron on handwritten digits, watch it learn, and look inside it."
+)
 ui.show_link_notes(notes)
 data = dataset()
 views.data_banner(data, dataset.clear)
-with st.expander("Example digits, ten of each class"):
-    st.image(views.examples(data, data.source, data.n_train), width=420, clamp=True)
+if not ui.presenter():  # a secondary panel: the run comes first on a projector
+    with st.expander("Example digits, ten of each class"):
+        st.image(views.examples(data, data.source, data.n_train), width=420, clamp=True)
 
 # --- settings (sidebar) ------------------------------------------------------------------------
 with st.sidebar:
@@ -117,7 +120,7 @@ def show(view, parts: tuple[str, ...] = ("progress", "numbers", "curves")) -> No
     if "numbers" in parts:
         numbers(counters, view)
     if "curves" in parts:
-        curves.plotly_chart(live_curves_figure(**view.curves), config=CHART)
+        ui.chart(live_curves_figure(**view.curves), curves)
 
 
 left, right, _ = st.columns([1.3, 1.3, 3.4])
@@ -131,12 +134,12 @@ if error := st.session_state.pop("mn_error", None):
 progress, counters, curves = st.empty(), st.empty(), st.empty()
 if (view := session.view()) is None:
     progress.info("Choose a network and training settings in the sidebar, then press **Start**.")
-    curves.plotly_chart(live_curves_figure(**EMPTY_CURVES), config=CHART)  # where the curves will go
+    ui.chart(live_curves_figure(**EMPTY_CURVES), curves)  # where the curves will go
 else:
     show(view)  # first: the browser paints in order, and the tabs below can take a while
     with st.expander("Learning-rate schedule", key="mn_lr_open", on_change="rerun") as schedule:
         if schedule.open:  # drawn only when open: a chart costs the browser a lot
-            st.plotly_chart(lr_figure(*view.schedule, view.epoch), config=CHART)
+            ui.chart(lr_figure(*view.schedule, view.epoch))
 views.tabs(session, data)
 
 # While it trains: redraw what is due as the views come, hear clicks in between.

@@ -1,5 +1,6 @@
 """The MNIST page: AppTest trains, stops, loads and refuses; Chromium trains and draws."""
 
+import os
 import re
 
 import numpy as np
@@ -42,9 +43,16 @@ def train(app, epochs: int = 2) -> None:
     assert not session.running
 
 
-def test_the_page_says_where_the_digits_come_from(at):
-    assert any(i.value.startswith("Using the bundled sample of 5,000 real MNIST digits") for i in at.info)
+def test_the_page_says_where_the_digits_come_from_in_one_line_without_paths(at):
+    banner = [i.value for i in at.info if "bundled sample" in i.value]
+    assert banner == [
+        "The bundled sample of real MNIST: 4,000 training and 1,000 test digits "
+        "(the full set is not downloaded)."
+    ]
     assert at.button(key="mn_download").label.startswith("Download the full MNIST")
+    shown = [e.value for kind in (at.info, at.caption, at.markdown, at.success) for e in kind]
+    home = os.path.expanduser("~")
+    assert not any(home in text or os.environ["MLP_PLAYGROUND_DATA"] in text for text in shown)
     assert any("cpu" in c.value and "CPU thread" in c.value for c in at.sidebar.caption)
 
 

@@ -62,3 +62,19 @@ def test_a_link_can_show_students_only_the_controls_a_lesson_needs(page, app_url
     assert not {"Optimizer", "Hidden widths", "Activation", "Speed (steps per frame)"} & set(labels)
     assert "show=lr%2Cbs" in page.url or "show=lr,bs" in page.url  # the choice stays in the link
     assert "lr=0.03" in page.url  # hidden or not, every setting still applies and is linked
+
+
+@pytest.mark.browser
+def test_mnist_shows_its_live_curves_in_the_first_screen_while_training(screen, app_url):
+    tab, scheme = screen
+    tab.goto(f"{app_url}/mnist?present=1&epochs=100&bs=16&device=cpu")
+    wait_for_app(tab, heading="MNIST")
+    assert tab.get_by_text("Example digits").count() == 0  # secondary panels give way
+    tab.get_by_role("button", name="Start").click()
+    tab.get_by_test_id("stProgress").get_by_text("running").wait_for()
+    first_screen(tab, '[data-testid="stProgress"]')
+    first_screen(tab, ".js-plotly-plot")
+    assert smallest_chart_text(tab) >= MIN_CHART_TEXT_PX
+    tab.screenshot(path=str(ARTIFACTS / f"presenter-mnist-{scheme}.png"))
+    tab.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Stop").click()
+    tab.get_by_test_id("stProgress").get_by_text("stopped").wait_for()

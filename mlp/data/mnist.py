@@ -70,8 +70,8 @@ class MnistData:
     y_train: np.ndarray
     x_test: np.ndarray
     y_test: np.ndarray
-    source: str  # "mnist" (the full set) or "sample" (the bundled 5,000 digits)
-    note: str  # one sentence for the page's banner: what this is and why
+    source: str  # "mnist" (the full set), "sample" (the bundled 5,000 digits) or "synthetic"
+    note: str  # what this is and why, in full (for a notebook or the server's log: it may name a path)
 
     def __post_init__(self) -> None:
         for array in (self.x_train, self.y_train, self.x_test, self.y_test):
@@ -97,6 +97,16 @@ class MnistData:
     @property
     def n_test(self) -> int:
         return len(self.y_test)
+
+    @property
+    def headline(self) -> str:
+        """One short line for a page's banner, fit to show a class: no paths, no error text."""
+        digits = f"{self.n_train:,} training and {self.n_test:,} test digits"
+        if self.source == "mnist":
+            return f"The full MNIST: {digits}."
+        if self.source == "sample":
+            return f"The bundled sample of real MNIST: {digits} (the full set is not downloaded)."
+        return f"Synthetic digits for benchmarks: {digits} of random noise."
 
 
 # --- IDX ---------------------------------------------------------------------------------

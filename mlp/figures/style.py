@@ -60,7 +60,7 @@ PRESENTER_FONT_PX = 18  # chart text in presenter mode: legible from the back of
 
 def for_presenter(fig: go.Figure, size: int = PRESENTER_FONT_PX) -> go.Figure:
     """Every text of `fig` at least `size` px (titles larger), in place: axes, ticks, legend,
-    annotations, colour bars and text on the traces. Margins grow to fit the larger ticks."""
+    annotations, colour bars and text on the traces. The height stays: a page is laid out for it."""
     fig.update_layout(font={"size": size}, title_font={"size": size + 2}, legend_font={"size": size})
     fig.update_xaxes(tickfont={"size": size}, title_font={"size": size})
     fig.update_yaxes(tickfont={"size": size}, title_font={"size": size})
@@ -68,12 +68,8 @@ def for_presenter(fig: go.Figure, size: int = PRESENTER_FONT_PX) -> go.Figure:
     for trace in fig.data:
         if "textfont" in trace:
             trace.textfont.size = max(size, trace.textfont.size or 0)
-        if "colorbar" in trace:
+        if "colorbar" in trace and trace.showscale is not False:  # touching it would draw one
             trace.colorbar.tickfont.size = size
-        if "marker" in trace and "colorbar" in trace.marker:
-            trace.marker.colorbar.tickfont.size = size
-    if fig.layout.height:
-        fig.layout.height = int(fig.layout.height * 1.15)
     return fig
 
 

@@ -13,18 +13,19 @@ from mlp.figures.plane import neurons_image
 from mlp.lessons.mnist import MnistSession
 from mlp.lessons.mnist_run import first_layer_weights, predict
 from pages.ui.pad import digit_pad
+from pages.ui.shell import chart, presenter
 from pages.ui.text import say
-
-CHART = {"displayModeBar": False}
 
 
 def data_banner(data: MnistData, reload: Callable[[], None]) -> None:
-    """Which digits the page trains on, and (for the sample) a button to fetch the full set."""
-    if data.source == "mnist":
-        st.success(data.note, icon=":material/dataset:")
+    """Which digits the page trains on, in one line, and (for the sample) a button to fetch the
+    full set; not in presenter mode. The full note (which may name the cache's path) is logged."""
+    if data.source == "mnist" or presenter():
+        st.caption(data.headline)
         return
-    st.info(data.note, icon=":material/cloud_off:")
-    if st.button("Download the full MNIST (11 MB, once)", key="mn_download", icon=":material/download:"):
+    text, button = st.columns([3, 1], vertical_alignment="center")
+    text.info(data.headline, icon=":material/cloud_off:")
+    if button.button("Download the full MNIST (11 MB)", key="mn_download", icon=":material/download:"):
         bar = st.progress(0.0, text="Downloading…")
 
         def progress(name: str, done: int, total: int | None) -> None:
@@ -58,7 +59,7 @@ def evaluation(session: MnistSession, data: MnistData) -> None:
     left, right = st.columns(2)
     with left:
         st.markdown("**Confusion matrix** (true digit down, prediction across)")
-        st.plotly_chart(confusion_figure(ev.confusion, height=420), config=CHART)
+        chart(confusion_figure(ev.confusion, height=420))
     with right:
         st.markdown("**Per digit**")
         styles = {"precision": "{:.1%}", "recall": "{:.1%}", "f1": "{:.3f}"}
@@ -74,7 +75,7 @@ def evaluation(session: MnistSession, data: MnistData) -> None:
 def guess(model, digit, caption: str, key: str) -> None:
     """The 28×28 digit the network is shown, and its probability for each class."""
     st.image(digit, width=84, caption=caption)
-    st.plotly_chart(probability_bars(predict(model, digit)), config=CHART, key=key)
+    chart(probability_bars(predict(model, digit)), key=key)
 
 
 def try_it(session: MnistSession, data: MnistData) -> None:
@@ -129,7 +130,7 @@ def compare(session: MnistSession) -> None:
         st.info("Every finished run of this session lands here, to compare settings and results.")
         return
     st.dataframe(pd.DataFrame([r.row() for r in session.runs]), hide_index=True, width="stretch")
-    st.plotly_chart(compare_figure(session.runs), config=CHART)
+    chart(compare_figure(session.runs))
 
 
 TABS = {"Evaluate": evaluation, "Try it": try_it, "Keep it": keep, "Compare runs": lambda s, _: compare(s)}

@@ -132,9 +132,10 @@ def link_query() -> dict[str, str]:
 CHART_CONFIG = {"displayModeBar": False}
 
 
-def chart(fig, **kwargs) -> None:
-    """st.plotly_chart without plotly's toolbar; in presenter mode every text ≥ 18 px."""
-    st.plotly_chart(for_presenter(fig) if presenter() else fig, config=CHART_CONFIG, **kwargs)
+def chart(fig, box=None, **kwargs) -> None:
+    """st.plotly_chart (or `box.plotly_chart`, e.g. into an st.empty) without plotly's toolbar;
+    in presenter mode every text ≥ 18 px."""
+    (box or st).plotly_chart(for_presenter(fig) if presenter() else fig, config=CHART_CONFIG, **kwargs)
 
 
 def page_header(title: str, caption: str) -> None:
