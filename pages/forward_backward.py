@@ -34,7 +34,6 @@ INIT_LABELS = {
     "normal": "N(0, 0.02)",
     "pytorch": "PyTorch",
 }
-CHART = {"displayModeBar": False}
 # Material icons ship with Streamlit, so they render where no emoji font is installed.
 ICONS = {
     True: ":green[:material/check_circle:]",
@@ -65,10 +64,10 @@ def pass_fail(frame: pd.DataFrame, column: str = "status"):
 
 
 saved, notes = ui.page_settings("fb_", SPECS, lambda: from_query(ui.link_query()))
-st.title("Forward & backward, step by step")
-st.caption(
+ui.page_header(
+    "Forward & backward, step by step",
     "One batch through a small MLP: every operation of the forward pass and of backprop, with its "
-    "equation, the code that computes it, the shapes, and the numbers."
+    "equation, the code that computes it, the shapes, and the numbers.",
 )
 ui.show_link_notes(notes)
 
@@ -133,12 +132,15 @@ with steps_tab:
     )
     last = index == len(names) - 1
     next_col.button("Next ▶", on_click=move, args=(1,), key="fb_next", width="stretch", disabled=last)
-    name = st.pills("Jump to a step", names, key="fb_jump") or names[index]
+    # On a projector Previous / Next do it, and the step's equation and diagram move up.
+    jump = None if ui.presenter() else st.pills("Jump to a step", names, key="fb_jump")
+    name = jump or names[index]
     step = lesson.result.step(name)
     st.session_state.fb_step = name
     title_col.subheader(f"Step {names.index(name) + 1} of {len(names)} · {step.phase} · `{name}`")
 
-    left, right = st.columns(2, gap="large")
+    presenting = ui.presenter()  # the diagram takes the room, its text grows past 16 px
+    left, right = st.columns([1, 2.2] if presenting else [1, 1], gap="large")
     with left:
         st.latex(step.formula)
         backends = {"numpy": "NumPy", "torch": "PyTorch"}
@@ -154,7 +156,8 @@ with steps_tab:
             )
     with right:
         story = shape_story(lesson, step)
-        st.markdown(shape_svg(story), unsafe_allow_html=True)  # SVG built from shapes and fixed names
+        svg = shape_svg(story, grow=1.8 if presenting else 1.0)  # built from shapes and fixed names
+        st.markdown(svg, unsafe_allow_html=True)
         st.markdown(story.sentence)
 
     shown_pass = lesson.passes[backend]
@@ -166,7 +169,7 @@ with steps_tab:
                 col.metric(tensor, f"{float(value):.4f}")
             else:
                 figure = tensor_heatmap(value, tensor, lesson.symbols(tensor))
-                col.plotly_chart(figure, config=CHART, key=f"fb_heat_{tensor}")
+                ui.chart(figure, col, key=f"fb_heat_{tensor}")
     st.caption(
         f"Numbers from the {backends[backend]} code; the two agree to "
         f"{lesson.backend_diff:.1e} on every step (float32 rounding)."
@@ -217,5 +220,5 @@ with init_tab:
     depth = depth_col.slider("Layers", 4, 20, 10, key="fb_init_depth")
     width = width_col.select_slider("Width", [64, 128, 256, 512], 256, key="fb_init_width")
     spread = cached_spread(cfg.activation, depth, width)
-    st.plotly_chart(spread_figure(spread, cfg.activation), config=CHART, key="fb_spread")
+    ui.chart(spread_figure(spread, cfg.activation), key="fb_spread")
     st.markdown(spread_summary(spread, cfg.activation))

@@ -4,6 +4,8 @@ Also the instructor's choice of controls: a link with show= opens a sidebar with
 Screenshots go to tests/artifacts/presenter-*.png.
 """
 
+import re
+
 import pytest
 
 from tests.conftest import ARTIFACTS, wait_for_app
@@ -55,13 +57,13 @@ def test_the_playground_shows_its_boundary_and_loss_in_the_first_screen(screen, 
 def test_a_link_can_show_students_only_the_controls_a_lesson_needs(page, app_url):
     page.goto(f"{app_url}/playground?show=lr,bs&lr=0.03")
     wait_for_app(page, heading="2D playground")
-    sidebar = page.get_by_test_id("stSidebar")
-    sidebar.get_by_test_id("stWidgetLabel").filter(has_text="Optimizer").wait_for(state="hidden")
-    labels = [e.inner_text() for e in sidebar.get_by_test_id("stWidgetLabel").all() if e.is_visible()]
-    assert "Learning rate" in labels and "Batch size" in labels
-    assert not {"Optimizer", "Hidden widths", "Activation", "Speed (steps per frame)"} & set(labels)
-    assert "show=lr%2Cbs" in page.url or "show=lr,bs" in page.url  # the choice stays in the link
+    page.wait_for_url(re.compile(r"show=lr(%2C|,)bs"))  # the choice stays in the link
     assert "lr=0.03" in page.url  # hidden or not, every setting still applies and is linked
+    sidebar = page.get_by_test_id("stSidebar")
+    for label in ("Optimizer", "Hidden widths", "Activation", "Data set"):
+        sidebar.get_by_test_id("stWidgetLabel").filter(has_text=label).first.wait_for(state="hidden")
+    labels = [e.inner_text() for e in sidebar.get_by_test_id("stWidgetLabel").all() if e.is_visible()]
+    assert "Learning rate" in labels and "Batch size" in labels, labels
 
 
 @pytest.mark.browser
@@ -78,3 +80,21 @@ def test_mnist_shows_its_live_curves_in_the_first_screen_while_training(screen, 
     tab.screenshot(path=str(ARTIFACTS / f"presenter-mnist-{scheme}.png"))
     tab.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Stop").click()
     tab.get_by_test_id("stProgress").get_by_text("stopped").wait_for()
+
+
+@pytest.mark.browser
+def test_the_step_page_shows_the_equation_and_a_legible_diagram_in_the_first_screen(screen, app_url):
+    tab, scheme = screen
+    tab.goto(f"{app_url}/forward_backward?present=1")
+    wait_for_app(tab, heading="Forward & backward, step by step")
+    first_screen(tab, '[data-testid="stMainBlockContainer"] .katex')
+    first_screen(tab, 'svg[role="img"]')
+    smallest = tab.evaluate(
+        """() => { const svg = document.querySelector('svg[role="img"]');
+             const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+             const texts = [...svg.querySelectorAll('text')];
+             const sizes = texts.map((t) => parseFloat(t.getAttribute('font-size')));
+             return Math.min(...sizes) * scale; }"""
+    )
+    assert smallest >= MIN_CHART_TEXT_PX
+    tab.screenshot(path=str(ARTIFACTS / f"presenter-forward_backward-{scheme}.png"))

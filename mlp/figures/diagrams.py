@@ -47,7 +47,7 @@ def _box(op: Operand) -> tuple[float, float]:
     return 18.0, 18.0
 
 
-def _text(x: float, y: float, s: str, size: int = 13, color: str = "currentColor", **attrs: str) -> str:
+def _text(x: float, y: float, s: str, size: int = 14, color: str = "currentColor", **attrs: str) -> str:
     extra = " ".join(f'{k.replace("_", "-")}="{v}"' for k, v in attrs.items())
     return (
         f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" fill="{color}" '
@@ -59,8 +59,11 @@ def _dim_label(symbol: str, size: int) -> str:
     return f"{symbol}={size}" if symbol != str(size) else str(size)
 
 
-def shape_svg(story: ShapeStory) -> str:
-    """One row: operand, operator, operand, ..., '→', result; sizes labelled on the edges."""
+def shape_svg(story: ShapeStory, grow: float = 1.0) -> str:
+    """One row: operand, operator, operand, ..., '→', result; sizes labelled on the edges.
+
+    It fills its container's width up to `grow` times its natural size (text 13-18 px at 1):
+    a projector asks for about 1.6."""
     pad, gap, top = 16.0, 52.0, 44.0
     items = [*story.operands, story.result]
     boxes = [_box(op) for op in items]
@@ -94,7 +97,7 @@ def shape_svg(story: ShapeStory) -> str:
                     f'<rect x="{x:.1f}" y="{top + k * (h + 3):.1f}" width="{w:.1f}" height="{h:.1f}" rx="3" '
                     f'fill="none" stroke="{color}" stroke-dasharray="3 3" stroke-opacity="{0.8 - 0.2 * k}"/>'
                 )
-            parts.append(_text(x + w / 2, top + 4 * (h + 3) + 12, "broadcast ↓", size=13, color=BROADCAST))
+            parts.append(_text(x + w / 2, top + 4 * (h + 3) + 12, "broadcast ↓", size=14, color=BROADCAST))
         parts.append(_text(x + w / 2, top - 24, op.name, size=17, font_weight="bold"))
         # Sizes: columns above the box, rows to its left; the inner size in orange.
         if len(op.shape) == 2:
@@ -105,7 +108,7 @@ def shape_svg(story: ShapeStory) -> str:
                 weight = "bold" if hot else "normal"
                 if where == "top":
                     parts.append(
-                        _text(x + w / 2, top - 6, _dim_label(sym, size), size=13, color=c, font_weight=weight)
+                        _text(x + w / 2, top - 6, _dim_label(sym, size), size=14, color=c, font_weight=weight)
                     )
                     if hot:
                         parts.append(_edge(x, top, x + w, top))
@@ -115,7 +118,7 @@ def shape_svg(story: ShapeStory) -> str:
                             x - 6,
                             top + h / 2,
                             _dim_label(sym, size),
-                            size=13,
+                            size=14,
                             color=c,
                             font_weight=weight,
                             transform=f"rotate(-90 {x - 6:.1f} {top + h / 2:.1f})",
@@ -130,7 +133,7 @@ def shape_svg(story: ShapeStory) -> str:
                     x + w / 2,
                     top - 6,
                     _dim_label(op.symbols[0], op.shape[0]),
-                    size=13,
+                    size=14,
                     color=INNER if hot else "currentColor",
                 )
             )
@@ -152,7 +155,7 @@ def shape_svg(story: ShapeStory) -> str:
     )
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width:.0f} {height:.0f}" '
-        f'width="100%" style="max-width:{width:.0f}px" role="img" '
+        f'width="100%" style="max-width:{width * grow:.0f}px" role="img" '
         f'aria-label="{escape(story.sentence)}">' + "".join(parts) + "</svg>"
     )
 
