@@ -164,3 +164,19 @@ def test_presenter_mode_sets_every_chart_text_to_at_least_18_px(built):
             for axis in [*big.select_xaxes(), *big.select_yaxes()]:
                 assert axis.tickfont.size >= 18 and axis.title.font.size >= 18, name
             assert all(a.font.size >= 18 for a in big.layout.annotations), name
+
+
+def test_probability_bars_label_every_digit_with_readable_percentages():
+    probs = np.full(10, 0.01)
+    probs[7] = 0.91
+    fig = probability_bars(probs)
+    assert list(fig.layout.xaxis.tickvals) == [str(d) for d in range(10)]  # the winning 7 included
+    assert fig.data[0].textfont.size >= 16 and fig.data[0].text[7] == "91%"
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (4,), (60, 200)])
+def test_heatmaps_index_rows_and_columns_by_whole_numbers(shape):
+    fig = tensor_heatmap(np.arange(np.prod(shape), dtype=float).reshape(shape) - 5, "z", ())
+    for axis in (fig.layout.xaxis, fig.layout.yaxis):
+        assert axis.tickformat == "d" and axis.tick0 == 0 and float(axis.dtick).is_integer()
+    assert fig.data[0].colorbar.nticks <= 4

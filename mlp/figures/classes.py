@@ -64,12 +64,18 @@ def probability_bars(probs: np.ndarray, height: int = 260) -> go.Figure:
         "marker": {"color": colors},
         "text": [f"{p:.0%}" if p >= 0.01 else "" for p in probs],
         "textposition": "outside",
+        "textfont": {"size": 16},
         "hovertemplate": "P(%{x}) = %{y:.3f}<extra></extra>",
     }
     layout = layout_dict(height)
     layout |= {
         "yaxis": {"range": [0, 1.15], "tickformat": ".0%", "title": {"text": "probability"}},
-        "xaxis": {"title": {"text": "digit"}, "type": "category"},
+        "xaxis": {  # every digit labelled, the winner included, however narrow the chart
+            "title": {"text": "digit"},
+            "type": "category",
+            "tickmode": "array",
+            "tickvals": [str(d) for d in range(10)],
+        },
         "margin": {"l": 50, "r": 10, "t": 10, "b": 40},
     }
     return figure([bars], layout)

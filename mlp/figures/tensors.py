@@ -34,7 +34,7 @@ def tensor_heatmap(
         "z": shown,
         "colorscale": [[0, "#f7fbff"], [1, "#08519c"]] if unit_interval else "RdBu_r",
         "showscale": True,
-        "colorbar": {"thickness": 10, "len": 0.9},
+        "colorbar": {"thickness": 12, "len": 0.9, "nticks": 4},  # a few labels that never overlap
         "hovertemplate": f"{name}[%{{y}}, %{{x}}] = %{{z:.4g}}<extra></extra>",
         "x": np.arange(0, matrix.shape[1], col_step),
         "y": np.arange(0, matrix.shape[0], row_step),
@@ -51,6 +51,10 @@ def tensor_heatmap(
             "textfont": {"size": 10 if shown.shape[1] > 4 else 12},
         }
     shape = "×".join(str(s) for s in full.shape) or "scalar"
+
+    def index_axis(count: int, step: int) -> dict:  # whole-number indices only, about 8 at most
+        return {"tickformat": "d", "tick0": 0, "dtick": step * max(1, -(-count // (8 * step)))}
+
     sampled = " · sampled" if row_step > 1 or col_step > 1 else ""  # the hover shows the true indices
     layout = layout_dict(height=int(min(360, max(150, 70 + 26 * shown.shape[0]))))
     layout |= {
@@ -61,8 +65,10 @@ def tensor_heatmap(
             "title": {"text": symbols[0] if len(symbols) == 2 else ""},
             "showgrid": False,
             "showticklabels": full.ndim == 2,
-        },
-        "xaxis": {"title": {"text": symbols[-1] if symbols else ""}, "showgrid": False},
+        }
+        | index_axis(matrix.shape[0], row_step),
+        "xaxis": {"title": {"text": symbols[-1] if symbols else ""}, "showgrid": False}
+        | index_axis(matrix.shape[1], col_step),
     }
     # One constructor call: plotly validates each update_* call separately, which costs ms.
     return go.Figure(data=[go.Heatmap(**heat)], layout=layout)
