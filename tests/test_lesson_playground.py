@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from mlp.data import read_points_csv
+from mlp.lessons.format import loss_text
 from mlp.lessons.playground import PRESETS, Settings, from_query, from_widgets, link, make_points, to_query
 from mlp.lessons.playground_run import Playground, current_run
 from mlp.model import MLP
@@ -83,14 +84,36 @@ def test_reset_gives_identical_weights_and_an_identical_rerun():
     assert all(torch.equal(a, b) for a, b in zip(after_first, weights(run.model), strict=True))
 
 
-def test_relu_at_lr_10_dies_rather_than_diverges_and_says_so():
-    settings = replace(PRESETS["spiral"], optimizer="sgd", lr=10.0)
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+def test_a_loss_that_explodes_at_lr_10_pauses_the_run_and_says_what_to_try(optimizer):
+    """Adam at lr 10 used to sit at ~1e4 and chance accuracy with no word; SGD got a "dying" note."""
+    settings = replace(PRESETS["spiral"], optimizer=optimizer, lr=10.0)
+    run = Playground(settings, make_points(settings))
+    for _ in range(20):
+        run.run(10)
+        if run.trainer.finished:
+            break
+    message = run.trainer.message
+    assert run.status == "diverged" and "exploded" in message and "10× smaller" in message, message
+    assert all(torch.isfinite(p).all() for p in run.model.parameters())
+    assert "Training diverged" in run.banner()[1]
+
+
+def test_healthy_presets_are_never_taken_for_exploding():
+    for name, settings in PRESETS.items():
+        run = Playground(settings, make_points(settings))
+        run.run(400)
+        assert run.status in ("running", "done"), (name, run.trainer.message)
+
+
+def test_relu_units_that_die_without_the_loss_exploding_get_their_own_warning():
+    settings = replace(PRESETS["spiral"], optimizer="sgd", lr=10.0, grad_clip=0.5)  # clipped: no explosion
     run = Playground(settings, make_points(settings))
     assert run.mostly_dead() == []
-    run.run(50)
-    assert run.status == "running"  # the loss stays finite: the units die instead
-    assert [layer for layer, dead, units in run.mostly_dead()] == [1, 2]
-    assert all(dead >= 29 and units == 32 for _, dead, units in run.mostly_dead())
+    run.run(300)
+    assert run.status == "running"
+    assert [(layer, dead) for layer, dead, _ in run.mostly_dead()] == [(2, 32)]
+    assert "dying" in run.banner()[1]
 
 
 def test_divergence_at_lr_10_pauses_with_a_finite_model():
@@ -100,7 +123,7 @@ def test_divergence_at_lr_10_pauses_with_a_finite_model():
         run.run(10)
         if run.trainer.finished:
             break
-    assert run.status == "diverged" and "lower learning rate" in run.trainer.message
+    assert run.status == "diverged" and "learning rate 10× smaller" in run.trainer.message
     assert all(torch.isfinite(p).all() for p in run.model.parameters())
     assert np.isfinite(run.grid_probs()).all()
     run.apply(replace(settings, lr=0.01))  # a lower learning rate is the way on
@@ -262,3 +285,11 @@ def test_clicks_during_play_never_interleave_training_or_drawing():
     alone = current_run(None, settings)
     alone.run(sum(asked))
     assert all(torch.equal(a, b) for a, b in zip(weights(alone.model), weights(run.model), strict=True))
+
+
+@pytest.mark.parametrize(
+    ("value", "text"), [(0.01234, "0.0123"), (1.23456, "1.2346"), (472.5, "472.5"), (472548.3, "4.7e+05")]
+)
+def test_losses_print_short_and_never_cut_off(value, text):
+    assert loss_text(value) == text and len(text) <= 7
+    assert loss_text(float("nan")) == loss_text(None) == "–"

@@ -20,6 +20,7 @@ from mlp.train import (
     lr_factor,
     predict_proba,
 )
+from mlp.train.guard import DivergenceGuard
 from mlp.train.meter import RateMeter
 from mlp.train.optim import Stepper, make_optimizer
 
@@ -127,12 +128,30 @@ def test_divergence_stops_cleanly_and_keeps_the_last_finite_weights():
     trainer = Trainer(model, train, val, cfg)
     trainer.fit()
     assert trainer.status == "diverged" and trainer.step_count < trainer.total_steps
-    assert "NaN or infinite" in trainer.message and "lower learning rate" in trainer.message
+    assert "exploded" in trainer.message and "learning rate 10× smaller" in trainer.message
     assert all(torch.isfinite(p).all() for p in model.parameters())
     assert np.isfinite(evaluate(model, *val)[0])  # the model left on screen still computes
     assert np.isfinite(evaluate(model, *train)[0])
     trainer.step()  # a finished trainer ignores further steps rather than crashing
     assert trainer.status == "diverged"
+
+
+def test_a_nan_loss_is_caught_too():
+    train, val = toy("moons")
+    model = MLP(2, [16], 2, seed=0)
+    with torch.no_grad():
+        model.layers[0].weight[0, 0] = float("nan")
+    trainer = Trainer(model, train, val, TrainConfig(lr=0.01, batch_size=800, epochs=5, report_every=1))
+    trainer.fit()
+    assert trainer.status == "diverged" and "NaN or infinite" in trainer.message
+
+
+@pytest.mark.parametrize(("window_mean", "flagged"), [(1.0, False), (6.0, False), (7.5, True), (2e4, True)])
+def test_the_explosion_rule_is_ten_times_chance_level(window_mean, flagged):
+    guard = DivergenceGuard([torch.zeros(1)])
+    assert guard.exploded(0.69 * 100, 100, classes=2) is None  # a first window at chance
+    problem = guard.exploded(0.69 * 100 + window_mean * 50, 150, classes=2)  # the next 50 examples
+    assert (problem is not None) == flagged and (not flagged or "exploded" in problem)
 
 
 def test_callback_can_stop_within_an_epoch():

@@ -30,6 +30,15 @@ def count_text(value: float) -> str:
     return f"{value:.0f}"
 
 
+def loss_text(value: float | None) -> str:
+    """A loss in at most six characters: 0.0123, 1.2346, 472.5, 4.7e+05; '–' when unknown."""
+    if value is None or not math.isfinite(value):
+        return "–"
+    if abs(value) >= 1000:
+        return f"{value:.1e}"
+    return f"{value:.4f}" if abs(value) < 10 else f"{value:.1f}"
+
+
 class FrameRate:
     """Frames per second over the last few seconds, and the mean time the server took to build one."""
 

@@ -15,6 +15,7 @@ import torch
 from mlp.data import Points, UploadedPoints, points_csv, uploaded_points
 from mlp.device import torch_threads
 from mlp.io import architecture_json, model_to_bytes
+from mlp.lessons.format import loss_text
 from mlp.lessons.playground import SMALL_NET_THREADS, Settings, make_points
 from mlp.metrics import confusion_matrix
 from mlp.model import MLP
@@ -197,8 +198,8 @@ class Playground:
         return [
             ("Epoch", f"{trainer.epoch:,}"),
             ("Step", f"{trainer.step_count:,}"),
-            ("Train loss", f"{last.train_loss:.4f}" if last else "–"),
-            ("Test loss", "–" if test_loss is None else f"{test_loss:.4f}"),
+            ("Train loss", loss_text(last.train_loss if last else None)),
+            ("Test loss", loss_text(test_loss)),
             ("Test accuracy", "–" if test_acc is None else f"{test_acc:.1%}"),
         ]
 

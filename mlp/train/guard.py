@@ -1,4 +1,4 @@
-"""The divergence guard: notice a NaN or infinite loss and put back the last weights that were sound."""
+"""The divergence guard: notice a loss that explodes or turns NaN, and put back the last sound weights."""
 
 from __future__ import annotations
 
@@ -7,6 +7,11 @@ from collections.abc import Sequence
 
 import torch
 from torch import nn
+
+# A loss this many times chance level (ln K for K classes: what a network that knows nothing
+# scores) has exploded. A freshly initialised network starts near ln K and a healthy run only
+# goes down from there; too large a step throws the weights far enough to give 10^3-10^4.
+EXPLODED_VS_CHANCE = 10.0
 
 
 def _copy_all(dst: list[torch.Tensor], src: list[torch.Tensor]) -> None:
@@ -26,17 +31,33 @@ class DivergenceGuard:
         self.params = params
         self.checked = [p.detach().clone() for p in params]
         self.pending = [p.detach().clone() for p in params]
+        self.mark = (0.0, 0)  # (sum of losses, examples) at the last look: each look sees a window
+        self.worst = 0.0  # the largest window mean loss so far (for the message)
+
+    def exploded(self, loss_sum: float, seen: int, classes: int) -> str | None:
+        """Whether the mean loss since the last look is far above chance level; moves the mark."""
+        (last_sum, last_seen), self.mark = self.mark, (loss_sum, seen)
+        if seen <= last_seen or classes < 2 or not math.isfinite(loss_sum):
+            return None
+        mean = (loss_sum - last_sum) / (seen - last_seen)
+        chance = math.log(classes)
+        if mean > EXPLODED_VS_CHANCE * chance:
+            return f"The loss exploded to {mean:.3g} (a network that knows nothing scores {chance:.2f})"
+        return None
 
     def weights_finite(self) -> bool:
         # One reduction: a NaN or inf anywhere makes the total norm non-finite.
         return bool(torch.isfinite(nn.utils.get_total_norm(self.params, foreach=True)))
 
-    def problem(self, losses: Sequence[float], weights: bool = True) -> str | None:
-        """What went wrong since the last look (the losses just read; the weights too, unless
-        `weights` is False: one reduction over every parameter), or None."""
+    def problem(
+        self, losses: Sequence[float], weights: bool = True, seen: int = 0, classes: int = 0
+    ) -> str | None:
+        """What went wrong since the last look, or None. `losses`: the running sum of training
+        losses (over `seen` examples of `classes` classes), then any others just read; the
+        weights are checked too unless `weights` is False (one reduction over every parameter)."""
         if not all(map(math.isfinite, losses)) or (weights and not self.weights_finite()):
             return "The loss became NaN or infinite"
-        return None
+        return self.exploded(losses[0], seen, classes)
 
     @torch.no_grad()
     def confirm(self, validated: bool) -> None:
@@ -48,14 +69,16 @@ class DivergenceGuard:
 
     @torch.no_grad()
     def restore(self) -> None:
-        """Put the last weights known good back into the model."""
+        """Put the last weights known good back into the model (the running totals start again)."""
         _copy_all(self.params, self.checked)
         _copy_all(self.pending, self.checked)
+        self.mark = (0.0, 0)
 
 
 def divergence_message(problem: str, step: int, lr: float) -> str:
     """What the page says when training diverged, and what to try."""
     return (
-        f"{problem} by step {step} (lr = {lr:.3g}). Training paused with the last weights that gave "
-        "a finite loss; try a lower learning rate, gradient clipping, or reset."
+        f"{problem} by step {step} (learning rate {lr:.3g}): the steps overshoot. Training paused "
+        "with the last weights that were sound; try a learning rate 10× smaller, gradient "
+        "clipping, or reset."
     )

@@ -26,6 +26,7 @@ class RunningTotals:
         self.loss = torch.zeros((), device=self.device, dtype=torch.float64)
         self.correct = torch.zeros((), device=self.device, dtype=torch.int64)
         self.seen = 0
+        self.classes = 0  # the logits' width, once a batch has been seen
         self.marks: dict[str, Totals] = {}
 
     @torch.no_grad()
@@ -34,6 +35,7 @@ class RunningTotals:
         self.loss.add_(loss, alpha=len(yb))
         self.correct.add_((logits.argmax(1) == yb).sum())
         self.seen += len(yb)
+        self.classes = logits.shape[-1]
 
     def read(self) -> Totals:
         """The totals on the host: the one sync of a report or an epoch's end."""

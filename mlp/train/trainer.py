@@ -203,7 +203,8 @@ class Trainer:
         """The divergence check on losses just read (default: the running total). True if it went
         wrong: status 'diverged', the last good weights back in the model. `confirm`: all is well,
         so move the guard's copies along (at a sync point the page or a report relies on)."""
-        problem = self.guard.problem([self.totals.read()[0]] if losses is None else losses, weights=confirm)
+        losses = [self.totals.read()[0]] if losses is None else losses
+        problem = self.guard.problem(losses, confirm, self.totals.seen, self.totals.classes)
         if problem is None:
             if confirm:
                 self.guard.confirm(validated)

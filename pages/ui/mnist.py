@@ -10,6 +10,7 @@ from mlp.data.digits import digit_from_canvas, digit_from_image
 from mlp.figures.classes import confusion_figure, digit_grid, probability_bars
 from mlp.figures.curves import compare_figure
 from mlp.figures.plane import neurons_image
+from mlp.lessons.format import loss_text
 from mlp.lessons.mnist import MnistSession
 from mlp.lessons.mnist_run import first_layer_weights, predict
 from pages.ui.pad import digit_pad
@@ -55,7 +56,7 @@ def evaluation(session: MnistSession, data: MnistData) -> None:
     ev = view.evaluation
     a, b = st.columns(2)
     a.metric("Test accuracy", f"{ev.accuracy:.2%}", help=f"On {data.n_test:,} digits it never trained on.")
-    b.metric("Test loss", f"{ev.loss:.4f}")
+    b.metric("Test loss", loss_text(ev.loss))
     left, right = st.columns(2)
     with left:
         st.markdown("**Confusion matrix** (true digit down, prediction across)")
