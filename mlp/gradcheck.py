@@ -85,7 +85,7 @@ def finite_differences(
     eps: float = 1e-6,
     seed: int = 0,
 ) -> list[FiniteDifference]:
-    """Central differences on a few random entries of every parameter, in float64 NumPy."""
+    """Central differences on a few distinct random entries of every parameter, in float64 NumPy."""
     rng = np.random.default_rng(seed)
     p64 = [(_as_f64(W).numpy().copy(), _as_f64(b).numpy().copy()) for W, b in params]
     X64, y_np = _as_f64(X).numpy(), _as_f64(y).numpy().astype(np.int64)
@@ -95,8 +95,10 @@ def finite_differences(
     for l, pair in enumerate(p64, start=1):
         for which, (stem, theta) in enumerate(zip(("W", "b"), pair, strict=True)):
             analytic = _as_f64(grads[l - 1][which]).numpy()
-            for _ in range(per_param):
-                index = tuple(int(rng.integers(0, n)) for n in theta.shape)
+            # Distinct entries (without replacement), as many as the parameter has, at most per_param.
+            picks = rng.choice(theta.size, size=min(per_param, theta.size), replace=False)
+            for flat in picks:
+                index = tuple(int(i) for i in np.unravel_index(int(flat), theta.shape))
                 original = theta[index]
                 theta[index] = original + eps
                 plus = forward_backward(p64, X64, y_np, activation).loss

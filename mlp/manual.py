@@ -251,6 +251,33 @@ def backend_of(x: Array) -> str:
 
 
 @cache
+def derivative_name(layer: int) -> str:
+    """The name of the activation's derivative at z_layer, an operand of backprop: "f'(z1)"."""
+    return f"f'(z{layer})"
+
+
+def step_code(step: Step, backend: str, activation: str, break_grad: bool = False) -> str:
+    """The code that computed `step`, as it ran: the call with its arguments, then the source of
+    each function it called (and whether NumPy and PyTorch share it). dz = da ⊙ f'(z) shows the
+    derivative's own call first."""
+    same = "  (NumPy and PyTorch run this very code)" if same_in_both(step.op, activation) else ""
+    if step.op != "preact_grad":
+        call = f"{step.name} = {step.op}({', '.join(step.inputs)})"
+        return f"# this step:{same}\n{call}\n\n{op_source(backend, step.op)}"
+    da, z = step.inputs
+    derivative = f"{activation}_grad({z})"
+    f_prime = f"1 - {derivative}  # broken on purpose: the mask flipped" if break_grad else derivative
+    calls = f"f_prime = {f_prime}  # f'({z})\n{step.name} = preact_grad({da}, f_prime)"
+    sources = f"{op_source(backend, f'{activation}_grad')}\n\n{op_source(backend, step.op)}"
+    return f"# this step:{same}\n{calls}\n\n{sources}"
+
+
+def same_in_both(op: str, activation: str) -> bool:
+    """Whether NumPy and PyTorch run the very same code for this operation."""
+    ops = [op, f"{activation}_grad"] if op == "preact_grad" else [op]
+    return all(op_source("numpy", name) == op_source("torch", name) for name in ops)
+
+
 def op_source(backend: str, op: str) -> str:
     """The source of one operation, as it runs: what the page shows beside the numbers."""
     fn = getattr(BACKENDS[backend], op)
@@ -378,6 +405,7 @@ def forward_backward(
             f_prime = act_grad(tensors[f"z{l - 1}"])
             if break_grad:
                 f_prime = 1 - f_prime
+            tensors[derivative_name(l - 1)] = f_prime  # dz's other operand: f'(z), as it was used
             dz = keep(
                 f"dz{l - 1}", "preact_grad", l - 1, [f"da{l - 1}", f"z{l - 1}"], ops.preact_grad(da, f_prime)
             )

@@ -17,12 +17,13 @@ from mlp.lessons.forward_backward import (
     Lesson,
     from_query,
     from_widgets,
+    operands,
     run_lesson,
 )
 from mlp.lessons.init_spread import activation_spread, spread_summary
 from mlp.lessons.shapes import shape_story
 from mlp.lessons.tables import layer_table, tensor_table
-from mlp.manual import op_source, pass_source
+from mlp.manual import pass_source, step_code
 from mlp.model import ACTIVATIONS, INITS
 
 ui.require_shell()
@@ -148,8 +149,7 @@ with steps_tab:
             "Code", list(backends), default="numpy", key="fb_backend", format_func=backends.get
         )
         backend = backend or "numpy"
-        call = f"{name} = {step.op}({', '.join(step.inputs)})"
-        st.code(f"# this step: {call}\n{op_source(backend, step.op)}", language="python", wrap_lines=True)
+        st.code(step_code(step, backend, cfg.activation, cfg.break_grad), language="python", wrap_lines=True)
         for check in step_checks(lesson, step):
             st.markdown(
                 f"{ICONS[check.ok]} **{check.label}** {('— ' + check.detail) if check.detail else ''}"
@@ -161,7 +161,7 @@ with steps_tab:
         st.markdown(story.sentence)
 
     shown_pass = lesson.passes[backend]
-    tensors = [*(i for i in step.inputs if i != "y" or step.op == "one_hot"), name]
+    tensors = operands(step)
     for row in range(0, len(tensors), 2):  # two per row: room to print each value of a small tensor
         for col, tensor in zip(st.columns(2), tensors[row : row + 2], strict=False):
             value = np.asarray(shown_pass.tensors[tensor])
@@ -212,7 +212,7 @@ with grad_tab:
         "**Central finite differences** on sampled entries: (L(θ + ε) − L(θ − ε)) / 2ε with ε = 1e-6."
     )
     fd = pd.DataFrame(report.finite_difference_rows())
-    st.dataframe(pass_fail(fd), hide_index=True, width="stretch", key="fb_fd")
+    st.dataframe(pass_fail(fd), hide_index=True, width="stretch", key="fb_fd", height=38 + 35 * len(fd))
 
 # --- initialisation ------------------------------------------------------------------------------
 with init_tab:

@@ -40,3 +40,12 @@ def test_wrong_shape_is_reported_not_raised():
     bad = [(grads[0][0].T, grads[0][1]), grads[1]]
     row = compare_grads(bad, autograd_grads(params, X, y)[1])[0]
     assert not row.shape_ok and not row.close
+
+
+def test_finite_differences_sample_distinct_entries_never_the_same_twice():
+    model = MLP(3, [2], 2, seed=0)
+    X, y = torch.randn(5, 3, dtype=torch.float64), torch.tensor([0, 1, 0, 1, 1])
+    rows = finite_differences(model.double().to_manual(), X, y, "relu", per_param=4)
+    for name in ("W1", "b1", "W2", "b2"):
+        picked = [r.index for r in rows if r.name == name]
+        assert len(picked) == len(set(picked)) == min(4, {"W1": 6, "b1": 2, "W2": 4, "b2": 2}[name])

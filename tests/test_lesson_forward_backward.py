@@ -7,11 +7,19 @@ import pytest
 
 from mlp.figures.diagrams import shape_svg
 from mlp.lessons.checks import gradient_report, step_checks
-from mlp.lessons.forward_backward import WIDTHS, ForwardSettings, from_query, make_batch, run_lesson, to_query
+from mlp.lessons.forward_backward import (
+    WIDTHS,
+    ForwardSettings,
+    from_query,
+    make_batch,
+    operands,
+    run_lesson,
+    to_query,
+)
 from mlp.lessons.init_spread import activation_spread, spread_summary
 from mlp.lessons.shapes import shape_story
 from mlp.lessons.tables import layer_table, tensor_table
-from mlp.manual import shape_text
+from mlp.manual import same_in_both, shape_text, step_code
 
 
 @pytest.mark.parametrize(("text", "widths"), [("5", (5,)), ("256, 128", (256, 128)), (" 8;4 2 ", (8, 4, 2))])
@@ -118,3 +126,25 @@ def test_he_init_keeps_relu_activations_stable_and_small_init_collapses():
     assert "He keeps the scale stable" in spread_summary(spread, "relu")
     tanh = activation_spread(activation="tanh", depth=10, width=256)
     assert "Xavier" in spread_summary(tanh, "tanh")
+
+
+def test_each_hidden_dz_reads_the_activations_derivative_as_its_own_operand():
+    lesson = run_lesson(ForwardSettings(hidden=(5, 4), activation="relu"))
+    step = lesson.result.step("dz1")
+    assert operands(step) == ["da1", "f'(z1)", "dz1"]
+    tensors = lesson.passes["numpy"].tensors
+    np.testing.assert_array_equal(tensors["f'(z1)"], (tensors["z1"] > 0).astype(np.float32))  # the mask
+    np.testing.assert_allclose(tensors["dz1"], tensors["da1"] * tensors["f'(z1)"])
+    assert lesson.symbols("f'(z1)") == lesson.symbols("z1")
+
+
+def test_the_code_shown_is_the_code_that_ran_with_its_arguments():
+    lesson = run_lesson(ForwardSettings(hidden=(5,), activation="tanh"))
+    code = step_code(lesson.result.step("dz1"), "torch", "tanh")
+    assert "f_prime = tanh_grad(z1)" in code and "def tanh_grad(z):" in code
+    broken = step_code(lesson.result.step("dz1"), "numpy", "tanh", break_grad=True)
+    assert "f_prime = 1 - tanh_grad(z1)" in broken
+    assert "z2 = affine(a1, W2, b2)" in step_code(lesson.result.step("z2"), "numpy", "tanh")
+    same = [s.name for s in lesson.steps if same_in_both(s.op, "relu")]
+    # affine, dlogits, weight_grad, input_grad: 6 of 13 (dz1 also runs relu_grad, which differs)
+    assert same == ["z1", "z2", "dz2", "dW2", "da1", "dW1"]

@@ -69,12 +69,23 @@ def test_each_step_shows_its_equation_and_the_code_that_runs(at):
     at.run()
     assert r"dz_{2} = \frac{P - Y}{N}" in at.latex[0].value
     code = at.code[0].value
-    assert "# this step: dz2 = dlogits(probs, Y)" in code and "return (probs - Y) / len(probs)" in code
+    assert "dz2 = dlogits(probs, Y)" in code and "return (probs - Y) / len(probs)" in code
+    assert code.startswith("# this step:  (NumPy and PyTorch run this very code)")
     at.segmented_control(key="fb_backend").set_value("torch").run()
     at.session_state["fb_jump"] = "probs"
     at.run()
     assert "logits.amax(dim=1, keepdim=True)" in at.code[0].value
     assert any(":green[:material/check_circle:] **rows sum to 1**" in m.value for m in at.markdown)
+
+
+def test_dz1_shows_the_derivative_it_multiplies_by_and_the_code_that_computes_it(at):
+    at.session_state["fb_jump"] = "dz1"
+    at.run()
+    code = at.code[0].value
+    assert "f_prime = relu_grad(z1)" in code and "dz1 = preact_grad(da1, f_prime)" in code
+    assert "def relu_grad(z):" in code and "def preact_grad(da, act_grad):" in code
+    titles = [c.proto.spec for c in at.get("plotly_chart")]
+    assert any("f'(z1)" in spec for spec in titles) and not any("<b>z1</b>" in spec for spec in titles)
 
 
 @pytest.mark.slow

@@ -17,7 +17,7 @@ import torch
 from mlp.data import KINDS, MAX_CLASSES, MULTICLASS_KINDS, load_sample, make_2d
 from mlp.lessons import settings as form
 from mlp.lessons.settings import LinkNote, Spec, WidthLimits
-from mlp.manual import ForwardBackward, Step, forward_backward
+from mlp.manual import ForwardBackward, Step, derivative_name, forward_backward
 from mlp.model import ACTIVATIONS, INITS, MLP
 
 SOURCES = ("gaussian", "toy", "mnist")  # random N(0, 1) rows, a 2D toy set, real digits
@@ -129,6 +129,8 @@ class Lesson:
         width_name = ["d_in", *[f"h{i}" for i in range(1, L)], "K"]
         stem = name.lstrip("d").rstrip("0123456789") if name not in ("X", "Y", "y") else name
         layer = int(name[len(name.rstrip("0123456789")) :] or 0)
+        if name.startswith("f'("):  # f'(z1): the shape of z1
+            return self.symbols(name[3:-1])
         if name in ("X",):
             return ("N", "d_in")
         if name in ("y",):
@@ -142,6 +144,15 @@ class Lesson:
         if stem == "b":
             return (width_name[layer],)
         return ("N", width_name[layer])  # z, a and their gradients
+
+
+def operands(step: Step) -> list[str]:
+    """The tensors a step reads, then the one it makes: what the page shows as numbers. dz of a
+    hidden layer reads f'(z), the derivative it multiplies by, not z itself."""
+    inputs = [i for i in step.inputs if i != "y" or step.op == "one_hot"]
+    if step.op == "preact_grad":
+        inputs = [inputs[0], derivative_name(step.layer)]
+    return [*inputs, step.name]
 
 
 def run_lesson(cfg: ForwardSettings) -> Lesson:
