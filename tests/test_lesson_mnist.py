@@ -10,6 +10,7 @@ from mlp.data import load_sample
 from mlp.io import model_to_bytes
 from mlp.lessons.mnist import MnistSession, MnistSettings, from_query, from_widgets, to_query
 from mlp.lessons.mnist_run import MnistRun, first_layer_weights, predict, predictor
+from mlp.metrics import neighbour_correlation
 from mlp.train.jobs import Executor
 
 
@@ -183,3 +184,23 @@ def test_settings_round_trip_through_a_link_and_the_sidebar():
     assert from_widgets(widgets, chosen, device_kind="cuda")[0].amp is True
     kept, problems = from_widgets(widgets | {"hidden": "32, many"}, chosen, device_kind="cpu")
     assert kept.hidden == (256, 64) and "'many' is not a whole number" in str(problems[0])
+
+
+@pytest.mark.slow
+def test_the_first_layer_shows_strokes_after_a_default_run_not_static(sample):
+    run = MnistRun(sample, MnistSettings(device="cpu"))  # the page's defaults
+    start = neighbour_correlation(first_layer_weights(run.model.state_dict()))
+    run.trainer.fit()
+    run.finish()
+    view = run.view()
+    learned = neighbour_correlation(first_layer_weights(view.weights, start=view.first_layer_start))
+    assert abs(start) < 0.1  # random He init: static
+    assert learned > 0.5  # measured 0.79: neighbouring pixels move together, strokes
+
+
+def test_the_structure_measure_tells_static_from_strokes():
+    rng = np.random.default_rng(0)
+    static = rng.normal(size=(8, 28, 28))
+    strokes = np.zeros((8, 28, 28))
+    strokes[:, 10:18, 4:24] = 1.0  # a bar
+    assert abs(neighbour_correlation(static)) < 0.1 and neighbour_correlation(strokes) > 0.8

@@ -91,6 +91,29 @@ def test_a_downloaded_model_loads_back_with_identical_predictions(at):
     assert (loaded.evaluation.predicted == trained.evaluation.predicted).all()
 
 
+def test_a_loaded_model_shows_as_what_it_is_not_as_a_run(at):
+    at.selectbox(key="mn_optimizer").set_value("sgd").run()
+    train(at, epochs=1)
+    weights = at.session_state["mn_session"].run.downloads()[0][1]()  # the page's own download
+    open_tab(at, "Keep it")
+    at.file_uploader(key="mn_model_file").upload("mine.safetensors", weights).run()
+    assert not at.exception
+    said = [i.value for i in at.info if i.value.startswith("Loaded from mine.safetensors")]
+    assert (
+        said and "784 → 128 → 10" in said[0] and "optimizer sgd" in said[0] and "epochs trained 1" in said[0]
+    )
+    assert not any("step 0 of" in (p.proto.text or "") for p in at.get("progress"))  # no fake progress
+    assert at.session_state["mn_session"].runs[-1].settings["optimizer"] == "sgd"  # Compare says so too
+
+
+def test_a_file_without_a_training_record_says_so():
+    from mlp.lessons.mnist import loaded_sentence
+    from mlp.model import MLP
+
+    config = MLP(784, [32], 10).config
+    assert "does not record how it was trained" in loaded_sentence("old.safetensors", config, None)
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [

@@ -105,6 +105,20 @@ def from_widgets(
     return form.from_widgets(values, fallback, SPECS, fix)
 
 
+def loaded_sentence(name: str, config: Any, training: dict[str, Any] | None) -> str:
+    """What a loaded model is, in a line: its architecture and how its file says it trained."""
+    widths = " → ".join(map(str, (784, *config.hidden, 10)))
+    arch = f"{widths} · {config.activation} · {config.init} init"
+    if not training:
+        how = "its file does not record how it was trained"
+    else:
+        keys = ("optimizer", "lr", "batch_size", "epochs_trained", "weight_decay", "scheduler")
+        how = "trained with " + ", ".join(
+            f"{k.replace('_', ' ')} {training[k]}" for k in keys if k in training
+        )
+    return f"Loaded from {name}: {arch}; {how}."
+
+
 class MnistSession:
     """One visitor's MNIST page: the current job (or a finished run), and every run to compare.
 
@@ -187,11 +201,14 @@ class MnistSession:
 
         ValueError, in words, for a file that isn't one; what was there stays then.
         """
-        model, _ = model_from_bytes(file, expect_d_in=784, expect_d_out=10)
+        model, meta = model_from_bytes(file, expect_d_in=784, expect_d_out=10)
         c = model.config
         settings = MnistSettings(tuple(c.hidden), c.activation, c.init, c.dropout, epochs=1, device="cpu")
         run = MnistRun(data, settings, name)
         run.model.load_state_dict(model.state_dict())
+        run.first_layer_start = None  # its training happened elsewhere: show the weights themselves
+        run.recorded = meta.get("training") if isinstance(meta.get("training"), dict) else None
+        run.loaded = loaded_sentence(name, c, run.recorded)
         run.stop(f"Loaded from {name}.")
         run.finish()
         self.job, self.run, self.loaded_file = None, run, file_id

@@ -62,6 +62,8 @@ class RunView:
     schedule: tuple[np.ndarray, np.ndarray]  # (fractional epoch, learning rate) over the whole run
     weights: dict[str, torch.Tensor] | None  # a CPU copy, taken at the last epoch's end
     evaluation: Evaluation | None  # once training has ended
+    first_layer_start: torch.Tensor | None = None  # its initial weights (None for a loaded model)
+    loaded: str | None = None  # for a model loaded from a file: a sentence on what it is
 
     @property
     def fraction(self) -> float:
@@ -114,6 +116,10 @@ class MnistRun:
         self.evaluation: Evaluation | None = None
         self.schedule = self.lr_schedule()
         self._weights: tuple[tuple[int, bool], dict[str, torch.Tensor]] | None = None  # (when, copy)
+        self.loaded: str | None = None  # set by MnistSession.load: a model trained elsewhere
+        self.recorded: dict[str, Any] | None = None  # and the training settings its file recorded
+        # Where the first layer started: what it learned is the change from there.
+        self.first_layer_start: torch.Tensor | None = self.model.layers[0].weight.detach().cpu().clone()
 
     # --- the job's side ----------------------------------------------------------------------
 
@@ -161,6 +167,8 @@ class MnistRun:
             schedule=self.schedule,
             weights=self._weights[1] if self._weights else None,
             evaluation=self.evaluation,
+            first_layer_start=self.first_layer_start,
+            loaded=self.loaded,
         )
 
     def _metrics(self) -> list[tuple[str, str]]:
@@ -200,20 +208,31 @@ class MnistRun:
 
     def downloads(self) -> list[tuple[str, Callable[[], bytes | str], str]]:
         """(button label, what makes the file, file name) for a run that has ended."""
-        extra = {"test_accuracy": self.evaluation.accuracy if self.evaluation else None}
+        extra = {
+            "test_accuracy": self.evaluation.accuracy if self.evaluation else None,
+            "training": self.recorded if self.loaded else self.training_record(),
+        }
         return [
             ("Weights (.safetensors)", lambda: model_to_bytes(self.model, **extra), "mnist-mlp.safetensors"),
             ("Architecture (.json)", lambda: architecture_json(self.model, **extra), "mnist-mlp.json"),
         ]
 
+    def training_record(self) -> dict[str, Any]:
+        """How this run trained, as a model file records it."""
+        record = {k: v for k, v in asdict(self.settings).items() if k in (*SUMMARY_FIELDS, "epochs")}
+        return record | {"epochs_trained": round(self.trainer.epoch_progress, 2)}
+
     def summary(self) -> RunSummary:
-        """This run as one row of the comparison table."""
+        """This run as one row of the comparison table (a loaded model: what its file recorded)."""
         val = self.trainer.history.epoch_arrays()
         known = ~np.isnan(val["val_acc"])
         curve = (val["epoch"][known].astype(np.float32), val["val_acc"][known].astype(np.float32))
         hidden = ", ".join(map(str, self.settings.hidden)) or "none"
         settings = {"hidden": hidden, "activation": self.settings.activation}
-        settings |= {k: v for k, v in asdict(self.settings).items() if k in SUMMARY_FIELDS}
+        if self.loaded:
+            settings |= {k: (self.recorded or {}).get(k, "not recorded") for k in SUMMARY_FIELDS}
+        else:
+            settings |= {k: v for k, v in asdict(self.settings).items() if k in SUMMARY_FIELDS}
         test = self.evaluation.accuracy if self.evaluation else None
         last_val = float(curve[1][-1]) if len(curve[1]) else None
         return RunSummary(
@@ -234,7 +253,13 @@ def predict(model: MLP, digit: np.ndarray) -> np.ndarray:
     return predict_proba(model, pixels)[0].cpu().numpy()
 
 
-def first_layer_weights(weights: dict[str, torch.Tensor], units: int = 64) -> np.ndarray:
-    """The first layer's incoming weights of up to `units` units, each as a 28×28 image."""
-    W = weights["layers.0.weight"].float().numpy()  # (out, 784)
-    return W[:units].reshape(-1, 28, 28)
+def first_layer_weights(
+    weights: dict[str, torch.Tensor], units: int = 64, start: torch.Tensor | None = None
+) -> np.ndarray:
+    """The first layer's incoming weights of up to `units` units, each as a 28×28 image; with
+    `start`, what training changed (W − W_start). A short run leaves W looking like the random
+    static it began as, while its change shows the strokes each unit learned to look for."""
+    W = weights["layers.0.weight"].float()  # (out, 784)
+    if start is not None:
+        W = W - start.float()
+    return W[:units].numpy().reshape(-1, 28, 28)
