@@ -105,7 +105,7 @@ class MnistData:
         if self.source == "mnist":
             return f"The full MNIST: {digits}."
         if self.source == "sample":
-            return f"The bundled sample of real MNIST: {digits} (the full set is not downloaded)."
+            return f"The bundled sample of real MNIST: {digits}."
         return f"Synthetic digits for benchmarks: {digits} of random noise."
 
 

@@ -79,7 +79,7 @@ def loss_accuracy_figure(curves: Sequence[Curve], height: int = 320) -> go.Figur
             panel | {"x": 0.6, "xanchor": "left", "text": "<b>Accuracy</b> ↑"},
         ],
         "showlegend": True,
-        "legend": {"orientation": "h", "x": 0, "y": -0.18, "yanchor": "top"},
+        "legend": {"orientation": "h", "x": 0, "y": -0.32, "yanchor": "top"},  # below the axis titles
         "margin": {"l": 50, "r": 10, "t": 30, "b": 10},
         "uirevision": "keep",
     }

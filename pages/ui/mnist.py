@@ -25,7 +25,7 @@ def data_banner(data: MnistData, reload: Callable[[], None]) -> None:
     if data.source == "mnist" or presenter():
         st.caption(data.headline)
         return
-    text, button = st.columns([3, 1], vertical_alignment="center")
+    text, button = st.columns([2.6, 1.4], vertical_alignment="center")
     text.info(data.headline, icon=":material/cloud_off:")
     if button.button("Download the full MNIST (11 MB)", key="mn_download", icon=":material/download:"):
         bar = st.progress(0.0, text="Downloading…")

@@ -101,6 +101,10 @@ def presenter() -> bool:
     return bool(st.session_state.get(PRESENTER_KEY))
 
 
+# Always: metric values sized so that a loss like 0.0012 or "100.0%" fits its column, never "0.00…".
+BASE_CSS = """<style>[data-testid="stMetricValue"] { font-size: 1.75rem; }</style>"""
+
+
 def presenter_toggle() -> bool:
     """The sidebar's presenter switch, on at first when the link says so; styles the page."""
     st.session_state.setdefault(PRESENTER_KEY, st.query_params.get(PRESENT) == "1")
@@ -109,8 +113,7 @@ def presenter_toggle() -> bool:
         key=PRESENTER_KEY,
         help="Larger text and charts, each page's main picture first: for presenting to a room.",
     )
-    if on:
-        st.html(PRESENTER_CSS)
+    st.html(PRESENTER_CSS if on else BASE_CSS)
     return on
 
 

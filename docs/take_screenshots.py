@@ -1,0 +1,61 @@
+"""Retake the README's screenshots from the running app: python -m docs.take_screenshots.
+
+Serves the app on 127.0.0.1 (the MNIST cache left empty, so the page shows the bundled
+sample and no path of this machine), drives each page in headless Chromium to a state worth
+showing, and writes docs/screenshots/*.png at 1400×900.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from pathlib import Path
+
+from tests.harness import chromium, serve_app, wait_for_app
+
+OUT = Path(__file__).parent / "screenshots"
+
+
+def main() -> None:
+    env = {"MLP_PLAYGROUND_DATA": tempfile.mkdtemp(prefix="mlp-screenshots-")}
+    with serve_app("screenshots.log", env=env) as url, chromium() as browser:
+        tab = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
+        tab.set_default_timeout(120_000)
+
+        tab.goto(url)
+        wait_for_app(tab, heading="MLP Playground")
+        tab.screenshot(path=str(OUT / "home.png"))
+
+        tab.goto(f"{url}/forward_backward?hidden=6-5&act=relu")
+        wait_for_app(tab, heading="Forward & backward, step by step")
+        tab.locator(
+            "button", has_text=re.compile(r"^dz1$")
+        ).first.click()  # backprop through the ReLU: f'(z1) shown
+        wait_for_app(tab)
+        tab.screenshot(path=str(OUT / "forward_backward.png"))
+
+        tab.goto(f"{url}/playground")
+        wait_for_app(tab, heading="2D playground")
+        tab.get_by_role("button", name="Play").click()
+        canvas = tab.locator("canvas[data-step]").first
+        for _ in range(600):  # until about 600 steps have trained (bounded: a minute or two)
+            if int(canvas.get_attribute("data-step") or 0) >= 600:
+                break
+            tab.wait_for_timeout(200)
+        tab.get_by_role("button", name="Pause").click()
+        wait_for_app(tab)
+        tab.screenshot(path=str(OUT / "playground.png"))
+
+        tab.goto(f"{url}/mnist?epochs=8&device=cpu")
+        wait_for_app(tab, heading="MNIST")
+        tab.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Start").click()
+        tab.get_by_test_id("stProgress").get_by_text("done").wait_for()
+        wait_for_app(tab)
+        tab.screenshot(path=str(OUT / "mnist.png"))
+        tab.get_by_text("First-layer weights").scroll_into_view_if_needed()
+        tab.screenshot(path=str(OUT / "mnist-weights.png"))
+    print(f"wrote {', '.join(sorted(p.name for p in OUT.glob('*.png')))} to {OUT}")
+
+
+if __name__ == "__main__":
+    main()
