@@ -1,6 +1,7 @@
 """The app shell: AppTest smoke tests, the library's independence, and the browser."""
 
 import inspect
+import re
 import subprocess
 import sys
 
@@ -118,3 +119,20 @@ def test_a_direct_link_on_a_fresh_server_gets_the_app_shell(browser, fresh_app):
     assert sidebar.get_by_text("Forward & backward").is_visible()  # st.navigation's titles
     assert tab.url.endswith("/forward_backward?from=link")
     tab.close()
+
+
+@pytest.mark.browser
+def test_settings_and_runs_survive_a_visit_to_another_page_in_chromium(page, app_url):
+    page.goto(f"{app_url}/playground?seed=5&hidden=8-8")
+    wait_for_app(page, heading="2D playground")
+    page.get_by_role("button", name="Epoch").click()
+    wait_for_app(page)
+    page.wait_for_url(re.compile(r"seed=5"))
+    steps = page.locator("canvas[data-step]").first.get_attribute("data-step")
+    assert int(steps) > 0
+    page.get_by_test_id("stSidebarNav").get_by_role("link", name="Home").click()
+    wait_for_app(page, heading="MLP Playground")
+    page.get_by_test_id("stSidebarNav").get_by_role("link", name="2D playground").click()
+    wait_for_app(page, heading="2D playground")
+    page.wait_for_url(re.compile(r"seed=5.*hidden=8-8|hidden=8-8.*seed=5"))  # the same settings
+    assert page.locator("canvas[data-step]").first.get_attribute("data-step") == steps  # the same run
