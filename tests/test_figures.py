@@ -180,3 +180,13 @@ def test_heatmaps_index_rows_and_columns_by_whole_numbers(shape):
     for axis in (fig.layout.xaxis, fig.layout.yaxis):
         assert axis.tickformat == "d" and axis.tick0 == 0 and float(axis.dtick).is_integer()
     assert fig.data[0].colorbar.nticks <= 4
+
+
+@pytest.mark.slow
+def test_every_figure_says_what_to_look_at_and_labels_its_axes(built):
+    for name, figures in built.items():
+        for fig in figures:
+            titled = bool(fig.layout.title.text) or len(fig.layout.annotations) > 0
+            assert titled, f"{name} has no title saying what to look at"
+            if name != "toy_gallery":  # a gallery of shapes: no axes to read
+                assert any(a.title.text for a in fig.select_xaxes()), f"{name}: x axis without a label"

@@ -60,6 +60,8 @@ def test_a_link_can_show_students_only_the_controls_a_lesson_needs(page, app_url
     page.wait_for_url(re.compile(r"show=lr(%2C|,)bs"))  # the choice stays in the link
     assert "lr=0.03" in page.url  # hidden or not, every setting still applies and is linked
     sidebar = page.get_by_test_id("stSidebar")
+    for label in ("Learning rate", "Batch size"):  # the sidebar drawn (it arrives in pieces)
+        sidebar.get_by_test_id("stWidgetLabel").filter(has_text=label).first.wait_for(state="visible")
     for label in ("Optimizer", "Hidden widths", "Activation", "Data set"):
         sidebar.get_by_test_id("stWidgetLabel").filter(has_text=label).first.wait_for(state="hidden")
     labels = [e.inner_text() for e in sidebar.get_by_test_id("stWidgetLabel").all() if e.is_visible()]

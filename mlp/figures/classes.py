@@ -48,7 +48,8 @@ def confusion_figure(matrix: np.ndarray, height: int = 300) -> go.Figure:
             "scaleanchor": "x",
             "constrain": "domain",
         },
-        "margin": {"l": 50, "r": 10, "t": 10, "b": 40},
+        "title": {"text": "Off the diagonal: mistakes", "x": 0},
+        "margin": {"l": 50, "r": 10, "t": 40, "b": 40},
     }
     return fast_figure([heat], layout)
 
@@ -76,7 +77,8 @@ def probability_bars(probs: np.ndarray, height: int = 260) -> go.Figure:
             "tickmode": "array",
             "tickvals": [str(d) for d in range(10)],
         },
-        "margin": {"l": 50, "r": 10, "t": 10, "b": 40},
+        "title": {"text": "How sure the network is of each digit (the tallest bar wins)", "x": 0},
+        "margin": {"l": 50, "r": 10, "t": 40, "b": 40},
     }
     return figure([bars], layout)
 

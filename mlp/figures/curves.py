@@ -70,17 +70,18 @@ def loss_accuracy_figure(curves: Sequence[Curve], height: int = 320) -> go.Figur
     panel = {"xref": "paper", "yref": "paper", "y": 1.0, "yanchor": "bottom", "showarrow": False}
     layout = layout_dict(height)
     layout |= {
-        "xaxis": {"domain": [0, 0.42], "title": {"text": "epoch"}, "rangemode": "tozero"},
-        "xaxis2": {"domain": [0.6, 1], "title": {"text": "epoch"}, "anchor": "y2", "rangemode": "tozero"},
+        "xaxis": {"domain": [0, 0.46], "title": {"text": "epoch"}, "rangemode": "tozero"},
+        "xaxis2": {"domain": [0.54, 1], "title": {"text": "epoch"}, "anchor": "y2", "rangemode": "tozero"},
         "yaxis": log_ticks([c.loss for c in curves]) | {"title": {"text": "cross-entropy (log scale)"}},
-        "yaxis2": {"range": [0, 1.02], "anchor": "x2", "tickformat": ".0%"},
+        # The accuracy's ticks on its right: at any font size they stay clear of the loss panel.
+        "yaxis2": {"range": [0, 1.02], "anchor": "x2", "tickformat": ".0%", "side": "right"},
         "annotations": [
             panel | {"x": 0, "xanchor": "left", "text": "<b>Loss</b> ↓"},
-            panel | {"x": 0.6, "xanchor": "left", "text": "<b>Accuracy</b> ↑"},
+            panel | {"x": 0.54, "xanchor": "left", "text": "<b>Accuracy</b> ↑"},
         ],
         "showlegend": True,
         "legend": {"orientation": "h", "x": 0, "y": -0.32, "yanchor": "top"},  # below the axis titles
-        "margin": {"l": 50, "r": 10, "t": 30, "b": 10},
+        "margin": {"l": 50, "r": 50, "t": 30, "b": 10},
         "uirevision": "keep",
     }
     return fast_figure(traces, layout)
@@ -130,7 +131,8 @@ def lr_figure(epochs: np.ndarray, lrs: np.ndarray, now: float, height: int = 220
     layout |= {
         "xaxis": {"title": {"text": "epoch"}, "rangemode": "tozero"},
         "yaxis": {"title": {"text": "learning rate"}, "exponentformat": "e", "rangemode": "tozero"},
-        "margin": {"l": 60, "r": 10, "t": 10, "b": 40},
+        "title": {"text": "The learning rate over the run; the dot is where training is now", "x": 0},
+        "margin": {"l": 60, "r": 10, "t": 40, "b": 40},
     }
     return fast_figure(traces, layout)
 
@@ -151,8 +153,9 @@ def compare_figure(runs, height: int = 320) -> go.Figure:
     layout = layout_dict(height)
     layout |= {
         "xaxis": {"title": {"text": "epoch"}},
-        "yaxis": {"title": {"text": "validation accuracy"}, "tickformat": ".1%"},
+        "yaxis": {"title": {"text": "validation accuracy (%)"}, "tickformat": ".1%"},
+        "title": {"text": "Validation accuracy of each run of this session: higher is better", "x": 0},
         "showlegend": True,
-        "margin": {"l": 60, "r": 10, "t": 10, "b": 40},
+        "margin": {"l": 60, "r": 10, "t": 40, "b": 40},
     }
     return figure(traces, layout)

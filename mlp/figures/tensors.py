@@ -91,5 +91,9 @@ def spread_figure(spread: dict[str, Sequence[float]], activation: str) -> go.Fig
     fig.update_yaxes(type="log", title=f"std of {activation}(z) at the layer", exponentformat="power")
     fig.update_xaxes(title="hidden layer", dtick=1)
     base_layout(fig, height=380)
-    fig.update_layout(showlegend=True, legend={"orientation": "h", "y": 1.12})
+    fig.update_layout(
+        showlegend=True,
+        legend={"orientation": "h", "y": -0.25, "yanchor": "top"},  # the title has the top
+        title={"text": "Activation spread per layer: flat is healthy, a slope vanishes or explodes", "x": 0},
+    )
     return fig

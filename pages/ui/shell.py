@@ -86,7 +86,7 @@ html { font-size: 20px; }
 [data-testid="stMainBlockContainer"] { padding: 3.6rem 1.5rem 2rem 1.5rem; }
 [data-testid="stMainBlockContainer"] h1 { font-size: 1.5rem; padding: 0 0 0.3rem 0; }
 [data-testid="stMetricValue"] { font-size: 1.4rem; }
-[data-testid="stMetricLabel"] { font-size: 0.75rem; }
+[data-testid="stMetricLabel"] p { font-size: 0.7rem; }
 button[data-testid^="stBaseButton"] { padding-left: 0.5rem; padding-right: 0.5rem; }
 </style>"""
 
