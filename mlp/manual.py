@@ -250,7 +250,6 @@ def backend_of(x: Array) -> str:
     return "torch" if torch.is_tensor(x) else "numpy"
 
 
-@cache
 def derivative_name(layer: int) -> str:
     """The name of the activation's derivative at z_layer, an operand of backprop: "f'(z1)"."""
     return f"f'(z{layer})"
@@ -278,6 +277,7 @@ def same_in_both(op: str, activation: str) -> bool:
     return all(op_source("numpy", name) == op_source("torch", name) for name in ops)
 
 
+@cache
 def op_source(backend: str, op: str) -> str:
     """The source of one operation, as it runs: what the page shows beside the numbers."""
     fn = getattr(BACKENDS[backend], op)

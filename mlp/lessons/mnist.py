@@ -107,7 +107,7 @@ def from_widgets(
 
 def loaded_sentence(name: str, config: Any, training: dict[str, Any] | None) -> str:
     """What a loaded model is, in a line: its architecture and how its file says it trained."""
-    widths = " → ".join(map(str, (784, *config.hidden, 10)))
+    widths = " → ".join(map(str, (config.d_in, *config.hidden, config.d_out)))
     arch = f"{widths} · {config.activation} · {config.init} init"
     if not training:
         how = "its file does not record how it was trained"
@@ -206,9 +206,8 @@ class MnistSession:
         settings = MnistSettings(tuple(c.hidden), c.activation, c.init, c.dropout, epochs=1, device="cpu")
         run = MnistRun(data, settings, name)
         run.model.load_state_dict(model.state_dict())
-        run.first_layer_start = None  # its training happened elsewhere: show the weights themselves
-        run.recorded = meta.get("training") if isinstance(meta.get("training"), dict) else None
-        run.loaded = loaded_sentence(name, c, run.recorded)
+        recorded = meta.get("training") if isinstance(meta.get("training"), dict) else None
+        run.mark_loaded(loaded_sentence(name, c, recorded), recorded)
         run.stop(f"Loaded from {name}.")
         run.finish()
         self.job, self.run, self.loaded_file = None, run, file_id

@@ -217,6 +217,11 @@ class MnistRun:
             ("Architecture (.json)", lambda: architecture_json(self.model, **extra), "mnist-mlp.json"),
         ]
 
+    def mark_loaded(self, sentence: str, recorded: dict[str, Any] | None) -> None:
+        """This run's weights came from a file: trained elsewhere, with what the file recorded
+        (its first layer has no start here, so the page shows the weights themselves)."""
+        self.loaded, self.recorded, self.first_layer_start = sentence, recorded, None
+
     def training_record(self) -> dict[str, Any]:
         """How this run trained, as a model file records it."""
         record = {k: v for k, v in asdict(self.settings).items() if k in (*SUMMARY_FIELDS, "epochs")}

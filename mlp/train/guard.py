@@ -32,7 +32,6 @@ class DivergenceGuard:
         self.checked = [p.detach().clone() for p in params]
         self.pending = [p.detach().clone() for p in params]
         self.mark = (0.0, 0)  # (sum of losses, examples) at the last look: each look sees a window
-        self.worst = 0.0  # the largest window mean loss so far (for the message)
 
     def exploded(self, loss_sum: float, seen: int, classes: int) -> str | None:
         """Whether the mean loss since the last look is far above chance level; moves the mark."""

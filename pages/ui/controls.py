@@ -52,8 +52,8 @@ def shown_controls(prefix: str, specs: Mapping[str, Spec]) -> dict[str, str]:
 
     Draws a multiselect (in an expander at the end of the sidebar) over the page's settings,
     first filled from the link's `show=` (the settings' link names, comma-separated), and hides
-    the others' widgets with CSS: they keep their values and go on applying. Returns what the page's link adds
-    (`{"show": ...}`, or nothing when every setting is shown).
+    the others' widgets with CSS: they keep their values and go on applying. Returns what the
+    page's link adds (`{"show": ...}`, or nothing when every setting is shown).
     """
     key = prefix + "shown"
     names = {spec.key: field for field, spec in specs.items()}  # link name -> settings field

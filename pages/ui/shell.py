@@ -117,11 +117,6 @@ def presenter_toggle() -> bool:
     return on
 
 
-def debug_query() -> dict[str, str]:
-    """Kept for the pages until they move to switches_query()."""
-    return switches_query()
-
-
 def switches_query() -> dict[str, str]:
     """What a page adds to the address bar to keep the page-wide switches (debug, presenter) on."""
     return ({DEBUG: "1"} if debug_mode() else {}) | ({PRESENT: "1"} if presenter() else {})
