@@ -212,7 +212,9 @@ def test_hammering_the_buttons_while_playing_trains_exactly_as_a_run_alone(page,
     page.goto(f"{app_url}/playground?" + urlencode(to_query(settings)))
     wait_for_app(page, heading="2D playground")
 
-    toggle = page.get_by_role("button", name=re.compile("^(Play|Pause)$"))  # one button, two faces
+    # One button, two faces: while a rerun replaces one face with the other, both can be on the page
+    # for a moment (the old one stale). Either will do for a click that piles onto a frame in flight.
+    toggle = page.get_by_role("button", name=re.compile("^(Play|Pause)$")).first
     for _ in range(4):
         page.get_by_role("button", name="Play").click()
         wait_for_plane(page, plane_step(page) + 1)  # at least one frame trained while playing
