@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from mlp.data import KINDS, make_2d, split
+from mlp.data import KINDS, make_2d, split, teacher_task
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -71,3 +71,21 @@ def test_split_is_stratified_disjoint_and_deterministic():
     assert np.array_equal(Xa, Xc)
     with pytest.raises(ValueError, match="strictly between 0 and 1"):
         split(X, y, 1.0)
+
+
+def test_the_teacher_task_is_the_seed_notes_one_balanced_and_reproducible():
+    X, y = teacher_task(5000, d_in=16, classes=5, seed=0)
+    assert X.shape == (5000, 16) and X.dtype == np.float32 and y.dtype == np.int64
+    counts = np.bincount(y, minlength=5)
+    assert counts.min() > 0.6 * 1000 and counts.max() < 1.4 * 1000  # each class near its fifth
+    again = teacher_task(5000, d_in=16, classes=5, seed=0)
+    assert np.array_equal(X, again[0]) and np.array_equal(y, again[1])
+    assert not np.array_equal(y, teacher_task(5000, d_in=16, classes=5, seed=1)[1])
+
+
+def test_the_2d_teacher_set_draws_regions_with_every_class():
+    for classes in (2, 3, 5):
+        X, y = make_2d("teacher", 2000, noise=0.0, classes=classes, seed=3)
+        counts = np.bincount(y, minlength=classes)
+        assert counts.min() > 0.5 * 2000 / classes
+        assert np.abs(X).max() <= 1.5

@@ -1,6 +1,7 @@
 """Data: the 2D toy sets, labelled points from CSV files, MNIST, and digits people draw.
 
-toy     make_2d (blobs, moons, circles, XOR, spirals) and a stratified split
+toy     make_2d (blobs, moons, circles, XOR, spirals, teacher) and a stratified split
+teacher the seed notes' task: labels from a fixed random ReLU network (16 inputs, or 2)
 points  a 2D data set split for training and testing; points from a CSV file
 mnist   the IDX parser, download with checksums, the cache, the bundled sample
 digits  a drawn or photographed digit made MNIST-like (28×28, centred)
@@ -8,6 +9,7 @@ digits  a drawn or photographed digit made MNIST-like (28×28, centred)
 
 from mlp.data.mnist import MnistData, load_mnist, load_sample
 from mlp.data.points import Points, UploadedPoints, points_csv, read_points_csv, uploaded_points
+from mlp.data.teacher import teacher_task
 from mlp.data.toy import KINDS, MAX_CLASSES, MULTICLASS_KINDS, gallery, make_2d, split
 
 __all__ = [
@@ -24,5 +26,6 @@ __all__ = [
     "points_csv",
     "read_points_csv",
     "split",
+    "teacher_task",
     "uploaded_points",
 ]

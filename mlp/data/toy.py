@@ -1,11 +1,13 @@
-"""The 2D toy sets (blobs, moons, circles, XOR, spirals) and a stratified train/test split."""
+"""The 2D toy sets (blobs, moons, circles, XOR, spirals, a teacher network's) and a stratified split."""
 
 from __future__ import annotations
 
 import numpy as np
 
-KINDS = ("blobs", "moons", "circles", "xor", "spiral")
-MULTICLASS_KINDS = ("blobs", "spiral")  # the kinds whose class count can change
+from mlp.data.teacher import teacher_task
+
+KINDS = ("blobs", "moons", "circles", "xor", "spiral", "teacher")
+MULTICLASS_KINDS = ("blobs", "spiral", "teacher")  # the kinds whose class count can change
 MAX_CLASSES = 5
 MAX_POINTS = 100_000
 MAX_NOISE = 2.0
@@ -55,6 +57,9 @@ def make_2d(
         X = rng.uniform(-1, 1, size=(n, 2))
         X += np.sign(X) * 0.05  # a small margin around the axes, as TF Playground has
         y = (X[:, 0] * X[:, 1] < 0).astype(np.int64)
+        X = X + rng.normal(scale=noise, size=(n, 2))
+    elif kind == "teacher":  # the seed notes' task in 2D: regions a random ReLU network draws
+        X, y = teacher_task(n, 2, classes, seed)
         X = X + rng.normal(scale=noise, size=(n, 2))
     else:  # spiral: arm k starts at angle 2πk/K and winds 4 radians as the radius grows
         r = u

@@ -14,14 +14,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from mlp.data import KINDS, MAX_CLASSES, MULTICLASS_KINDS, load_sample, make_2d
+from mlp.data import KINDS, MAX_CLASSES, MULTICLASS_KINDS, load_sample, make_2d, teacher_task
 from mlp.lessons import settings as form
 from mlp.lessons.settings import LinkNote, Spec, WidthLimits
 from mlp.manual import ForwardBackward, Step, derivative_name, forward_backward
 from mlp.model import ACTIVATIONS, INITS, MLP
 
-SOURCES = ("gaussian", "toy", "mnist")  # random N(0, 1) rows, a 2D toy set, real digits
-FIXED_D_IN = {"toy": 2, "mnist": 784}  # the inputs' width where the data decides it
+SOURCES = ("gaussian", "toy", "mnist", "teacher")  # N(0, 1) rows, a 2D toy set, digits, a teacher's labels
+FIXED_D_IN = {"toy": 2, "mnist": 784, "teacher": 16}  # the inputs' width where the data decides it
 WIDTHS = WidthLimits(max_layers=4, max_width=1024, min_layers=1)
 SPECS: dict[str, Spec] = {
     "n": Spec("n", 1, 1024),
@@ -57,15 +57,68 @@ class ForwardSettings:
         form.check(self, SPECS)
 
 
-def to_query(settings: ForwardSettings) -> dict[str, str]:
-    """Every setting as a string, keyed by its short link name."""
-    return form.to_query(settings, SPECS)
+def step_names(hidden_layers: int) -> list[str]:
+    """The steps of mlp.manual.forward_backward for a network of this many hidden layers, in order."""
+    out = hidden_layers + 1  # the output layer's index
+    forward = [name for i in range(1, out) for name in (f"z{i}", f"a{i}")] + [f"z{out}", "probs", "loss", "Y"]
+    backward = [f"dz{out}", f"dW{out}", f"db{out}"]
+    backward += [name for i in range(out - 1, 0, -1) for name in (f"da{i}", f"dz{i}", f"dW{i}", f"db{i}")]
+    return forward + backward
+
+
+TABS = ("steps", "overview", "gradients", "init")  # the page's tabs, as a link names them
+VIEW_SPECS: dict[str, Spec] = {
+    "tab": Spec("tab", choices=TABS),
+    "step": Spec("step", choices=tuple(step_names(WIDTHS.max_layers))),  # any network's step names
+    "spread_depth": Spec("depth", 4, 20),
+    "spread_width": Spec("width", 64, 512, stops=(64, 128, 256, 512)),
+}
+
+
+@dataclass(frozen=True)
+class ForwardView:
+    """Where a visitor is on the page: the tab, the step, the initialisation tab's stack."""
+
+    tab: str = "steps"  # one of TABS
+    step: str = "z1"  # a step of the network shown
+    spread_depth: int = 10  # the initialisation tab's stack: layers
+    spread_width: int = 256  # and units per layer
+
+    def __post_init__(self) -> None:
+        form.check(self, VIEW_SPECS)
+        if self.spread_width not in VIEW_SPECS["spread_width"].stops:
+            raise ValueError(f"spread_width must be one of 64, 128, 256, 512; got {self.spread_width}.")
+
+
+def to_query(settings: ForwardSettings, view: ForwardView | None = None) -> dict[str, str]:
+    """Every setting (and where the visitor is) as a string, keyed by its short link name."""
+    return form.to_query(settings, SPECS) | (form.to_query(view, VIEW_SPECS) if view else {})
 
 
 def from_query(query: Mapping[str, Any]) -> tuple[ForwardSettings, list[LinkNote]]:
-    """Settings from a link's query; each bad parameter is skipped with a note."""
-    values, _, notes = form.read_link(query, ForwardSettings(), SPECS)
+    """Settings from a link's query; each bad parameter is skipped with a note (where the
+    visitor is on the page is `view_from_query`'s)."""
+    view_keys = {spec.key for spec in VIEW_SPECS.values()}
+    settings_query = {k: v for k, v in query.items() if k not in view_keys}
+    values, _, notes = form.read_link(settings_query, ForwardSettings(), SPECS)
     return ForwardSettings(**values), notes
+
+
+def view_from_query(
+    query: Mapping[str, Any], settings: ForwardSettings
+) -> tuple[ForwardView, list[LinkNote]]:
+    """Where a link opens the page (tab, step, the initialisation stack); bad values get notes."""
+    view_keys = {spec.key for spec in VIEW_SPECS.values()}
+    values, _, notes = form.read_link(
+        {k: v for k, v in query.items() if k in view_keys}, ForwardView(), VIEW_SPECS
+    )
+    if values["step"] not in step_names(len(settings.hidden)):
+        notes.append(LinkNote("step", values["step"], "this network has no such step"))
+        values["step"] = ForwardView.step
+    if values["spread_width"] not in VIEW_SPECS["spread_width"].stops:
+        notes.append(LinkNote("width", str(values["spread_width"]), "width must be 64, 128, 256 or 512"))
+        values["spread_width"] = ForwardView.spread_width
+    return ForwardView(**values), notes
 
 
 def from_widgets(
@@ -99,6 +152,13 @@ def make_batch(cfg: ForwardSettings) -> Batch:
         X, y = make_2d(cfg.toy_kind, max(cfg.n, 2 * classes), noise=0.1, classes=classes, seed=cfg.seed)
         note = f"{cfg.n} points of the '{cfg.toy_kind}' set: x1 and x2 are the 2 input features."
         return Batch(X[: cfg.n], y[: cfg.n], max(cfg.k, classes), None, note)
+    if cfg.source == "teacher":
+        X, y = teacher_task(cfg.n, FIXED_D_IN["teacher"], cfg.k, cfg.seed)
+        note = (
+            f"{cfg.n} rows of 16 numbers from N(0, 1), labelled 0..{cfg.k - 1} by a fixed random ReLU "
+            "network (16 → 32 → K): the seed notes' teacher task."
+        )
+        return Batch(X, y, cfg.k, None, note)
     X = rng.standard_normal((cfg.n, cfg.d_in)).astype(np.float32)
     y = rng.integers(0, cfg.k, size=cfg.n)
     note = f"{cfg.n} rows of {cfg.d_in} numbers drawn from N(0, 1), with random labels in 0..{cfg.k - 1}."

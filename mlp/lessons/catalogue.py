@@ -1,0 +1,186 @@
+"""The lessons: presets that fill a page, say what to watch for and why, and keep a promise.
+
+Each lesson is a link's query for one page (every setting, so it reproduces exactly) and, for
+most, a second setup to compare it with. What a lesson promises (the `outcome` line) is
+asserted through the library in tests/test_catalogue.py, with the thresholds written there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from mlp.lessons import forward_backward as fb
+from mlp.lessons import mnist as mn
+from mlp.lessons import playground as pg
+
+PAGES = ("forward_backward", "playground", "mnist")  # the pages' url paths
+LESSON = "lesson"  # ?lesson=<key> in a page's link: the lesson its settings came from
+
+
+@dataclass(frozen=True)
+class Setup:
+    """A page and the link query that fills it."""
+
+    page: str  # one of PAGES
+    query: dict[str, str] = field(hash=False)
+
+
+@dataclass(frozen=True)
+class Lesson:
+    """One preset: the setup, what to watch, why, and what to compare it with."""
+
+    key: str  # its name in links
+    title: str
+    setup: Setup
+    watch: str  # what to watch for, in a sentence
+    why: str  # why it happens, in a sentence
+    outcome: str  # the promise its test keeps, in a line
+    then: tuple[str, Setup] | None = None  # (button label, the setup to compare with)
+
+    @property
+    def page(self) -> str:
+        return self.setup.page
+
+    def link(self, setup: Setup | None = None) -> dict[str, str]:
+        """The query of its setup (or of `setup`), with the lesson's key."""
+        return (setup or self.setup).query | {LESSON: self.key}
+
+
+def _playground(**changes) -> Setup:
+    return Setup("playground", pg.to_query(pg.Settings(**changes)))
+
+
+def _forward(view: fb.ForwardView | None = None, **changes) -> Setup:
+    return Setup("forward_backward", fb.to_query(fb.ForwardSettings(**changes), view or fb.ForwardView()))
+
+
+XOR = {"kind": "xor", "n": 400, "noise": 0.05, "classes": 2, "activation": "tanh", "lr": 0.03, "epochs": 300}
+WIDE_SPIRAL = {"kind": "spiral", "classes": 3, "lr": 0.01, "epochs": 500}
+MOONS = {"kind": "moons", "n": 400, "noise": 0.15, "classes": 2, "hidden": (8, 8), "activation": "tanh"}
+DYING = {"kind": "circles", "n": 400, "classes": 2, "hidden": (32, 32), "optimizer": "sgd", "lr": 3.0}
+DEEP = {"kind": "moons", "n": 400, "noise": 0.15, "classes": 2, "hidden": (32,) * 8, "epochs": 300}
+FEW = {"kind": "circles", "n": 200, "noise": 0.25, "classes": 2, "test_fraction": 0.5, "hidden": (128, 128)}
+TWO_BLOBS = {"kind": "blobs", "n": 400, "noise": 0.1, "classes": 2, "hidden": (8,), "lr": 0.03}
+
+LESSONS: dict[str, Lesson] = {
+    lesson.key: lesson
+    for lesson in (
+        Lesson(
+            "xor-line",
+            "A straight line can't separate XOR",
+            _playground(**XOR, hidden=()),
+            "With no hidden layer the boundary stays one straight line and test accuracy stays near 50%.",
+            "Without a hidden layer the network is softmax(X W + b): its classes are split by straight "
+            "lines, and no line puts XOR's opposite corners together.",
+            "no hidden layer stays below 80% test accuracy; one hidden layer of 4 tanh units reaches ≥ 95%",
+            ("Add a hidden layer of 4 units", _playground(**XOR, hidden=(4,))),
+        ),
+        Lesson(
+            "width-depth",
+            "Width vs depth on a spiral, same parameter budget",
+            _playground(**WIDE_SPIRAL, hidden=(38,)),
+            "One layer of 38 units (231 parameters) bends its boundary slowly; two layers of 12 (231) "
+            "fit the arms faster: compare the test loss after 500 epochs.",
+            "A second layer folds the first layer's pieces again, so the same parameters buy many "
+            "more linear regions than one wide layer can cut.",
+            "after 500 epochs the deep net's test loss is under half the wide net's",
+            ("Two layers of 12 units", _playground(**WIDE_SPIRAL, hidden=(12, 12))),
+        ),
+        Lesson(
+            "learning-rate",
+            "Learning rate too high, then too low",
+            _playground(**MOONS, optimizer="sgd", lr=10.0, epochs=300),
+            "At lr = 10 the loss explodes within a few epochs and the app stops the run and says so.",
+            "Each step moves the weights by lr × gradient: too far, and it overshoots the valley into "
+            "steeper ground, every step larger than the last. Too small, and it barely moves.",
+            "lr = 10 diverges (the run stops, diverged); lr = 0.0001 keeps the train loss within 5% of "
+            "its start for 300 epochs; lr = 0.3 reaches ≥ 95%",
+            ("Try lr = 0.0001", _playground(**MOONS, optimizer="sgd", lr=1e-4, epochs=300)),
+        ),
+        Lesson(
+            "dead-relu",
+            "Dead ReLUs",
+            _playground(**DYING, epochs=500),
+            "With SGD at lr = 3 most ReLU units go dark in the network view (0 for every point) and "
+            "the boundary freezes short of the circles.",
+            "A big step pushes a unit's bias so low that it outputs 0 for every input; ReLU's "
+            "gradient there is 0, so nothing ever brings it back. Leaky ReLU keeps a slope of 0.01 "
+            "there, a trickle of gradient that lets such units recover.",
+            "ReLU: ≥ 60% of hidden units dead and test accuracy ≤ 85%; leaky ReLU, the same steps: ≥ 95%",
+            ("Switch to leaky ReLU", _playground(**DYING, epochs=500, activation="leaky_relu")),
+        ),
+        Lesson(
+            "init",
+            "Initialisation matters in a deep stack",
+            _forward(fb.ForwardView(tab="init", spread_depth=10), init="normal"),
+            "With N(0, 0.02) weights each layer's activations shrink: after 10 layers they are "
+            "thousands of times smaller than at the input, while He keeps them the same size.",
+            "Each layer multiplies the spread by about σ·√fan_in; 0.02·√256 ≈ 0.3 per layer, ten "
+            "times over. He's σ = √(2/fan_in) keeps it at 1 (the 2 makes up for ReLU's zeros).",
+            "N(0, 0.02) shrinks a 10-layer stack's spread below 1/1000, He keeps it within ×2; 8 layers "
+            "with N(0, 0.02) stall at ln 2 on moons while He reaches ≥ 95%",
+            ("Train 8 layers with N(0, 0.02)", _playground(**DEEP, init="normal")),
+        ),
+        Lesson(
+            "overfitting",
+            "Over-fitting, and weight decay",
+            _playground(**FEW, epochs=1000),
+            "100 training points and 17,000 parameters: train accuracy hits 100% while test accuracy "
+            "stalls near 70% and the test loss climbs: the curves part.",
+            "A wide net can memorise every training point, noise included; weight decay pulls the "
+            "weights toward 0, which keeps the boundary smooth where there are no points.",
+            "train − test accuracy ≥ 20 points; weight decay 0.01 raises test accuracy by ≥ 8 points",
+            ("Add weight decay 0.01", _playground(**FEW, epochs=1000, weight_decay=0.01)),
+        ),
+        Lesson(
+            "engines",
+            "Manual backprop equals autograd",
+            _playground(**MOONS, engine="manual", lr=0.03, epochs=300),
+            "Open *Compare manual backprop with autograd*: the dashed autograd curve lies on the manual "
+            "one, and the gap printed under the chart stays at float32 rounding.",
+            "mlp.manual computes dz2 = (P − Y)/N, dW2 = A1ᵀ dZ2 and the rest by hand; autograd derives "
+            "the same products, so only the order of float32 additions differs.",
+            "over 300 epochs the two engines' train losses differ by < 1e-5 and weights by < 1e-4",
+        ),
+        Lesson(
+            "mnist-minute",
+            "MNIST in a minute",
+            Setup("mnist", mn.to_query(mn.MnistSettings())),
+            "Press Start: 784-128-10 passes 90% test accuracy in 5 epochs, and *First layer* shows "
+            "pen strokes where it began as static.",
+            "Each first-layer unit is a 28×28 template the digit is compared with; training turns "
+            "random templates into the strokes that tell digits apart.",
+            "≥ 90% test accuracy on the bundled sample; first-layer neighbour correlation ≥ 0.5",
+        ),
+        Lesson(
+            "teacher",
+            "The teacher network's task",
+            _forward(source="teacher", k=5, hidden=(32,), n=8),
+            "Sixteen inputs, five classes, labels from a fixed random ReLU network: the seed notes' "
+            "task, one batch of it through a student 16-32-5.",
+            "A student at least as large as its teacher can express the labels exactly, so what is "
+            "left to see is whether training finds them.",
+            "a 16-64-5 student's train loss falls below 0.25 in 20 epochs (test accuracy ≥ 88%); in "
+            "2D, four classes, the playground's 32-32 student reaches ≥ 95%",
+            (
+                "The same task in 2D",
+                _playground(kind="teacher", n=1000, noise=0.0, classes=4, hidden=(32, 32), epochs=500),
+            ),
+        ),
+        Lesson(
+            "two-blobs",
+            "The NumPy network on two blobs",
+            _playground(**TWO_BLOBS, engine="manual", epochs=200),
+            "Two Gaussian blobs, one hidden layer of 8, and gradients from mlp.manual's NumPy "
+            "backprop: the boundary settles between the blobs within a few dozen epochs.",
+            "It is the seed notes' NumPy network: forward, (P − Y)/N, backward by hand, then the same "
+            "optimizer step autograd's gradients would get.",
+            "the manual engine reaches ≥ 95% test accuracy in 200 epochs",
+        ),
+    )
+}
+
+
+def lessons_for(page: str) -> list[Lesson]:
+    """The lessons whose setup is on `page`."""
+    return [lesson for lesson in LESSONS.values() if lesson.page == page]
