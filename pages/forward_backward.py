@@ -8,69 +8,58 @@ import pages.ui as ui
 from mlp.data import KINDS
 from mlp.figures.diagrams import shape_svg
 from mlp.figures.tensors import spread_figure, tensor_heatmap
-from mlp.lessons.checks import GradientReport, gradient_report, step_checks
+from mlp.lessons.checks import step_checks
 from mlp.lessons.forward_backward import (
     FIXED_D_IN,
     SPECS,
     WIDTHS,
-    ForwardSettings,
-    Lesson,
     from_query,
     from_widgets,
     operands,
     run_lesson,
+    to_query,
+    view_from_query,
 )
-from mlp.lessons.init_spread import activation_spread, spread_summary
+from mlp.lessons.init_spread import spread_summary
 from mlp.lessons.shapes import shape_story
 from mlp.lessons.tables import layer_table, tensor_table
 from mlp.manual import pass_source, step_code
 from mlp.model import ACTIVATIONS, INITS
+from pages.ui.forward import (
+    COUNTS,
+    ICONS,
+    INIT_LABELS,
+    SOURCE_LABELS,
+    TAB_LABELS,
+    cached_gradient_report,
+    cached_spread,
+    current_view,
+    open_view,
+    pass_fail,
+)
 
 ui.require_shell()
 
-SOURCE_LABELS = {"gaussian": "Random numbers", "toy": "2D toy points", "mnist": "MNIST digits"}
-INIT_LABELS = {
-    "kaiming": "He (Kaiming)",
-    "xavier": "Xavier (Glorot)",
-    "normal": "N(0, 0.02)",
-    "pytorch": "PyTorch",
-}
-# Material icons ship with Streamlit, so they render where no emoji font is installed.
-ICONS = {
-    True: ":green[:material/check_circle:]",
-    False: ":red[:material/cancel:]",
-    None: ":blue[:material/info:]",
-}
-COUNTS = ("parameters", "forward FLOPs", "backward FLOPs", "elements", "bytes")
 
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def cached_gradient_report(cfg: ForwardSettings, _lesson: Lesson) -> GradientReport:
-    """The gradient check depends only on the settings: computed once per network and batch."""
-    return gradient_report(_lesson)
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def cached_spread(activation: str, depth: int, width: int) -> dict[str, list[float]]:
-    return activation_spread(activation=activation, depth=depth, width=width)
-
-
-def pass_fail(frame: pd.DataFrame, column: str = "status"):
-    """Colour a pass/FAIL column green or red."""
-    colours = {
-        "pass": "background-color: rgba(0, 158, 115, 0.25)",
-        "FAIL": "background-color: rgba(213, 94, 0, 0.35)",
-    }
-    return frame.style.map(lambda v: colours.get(v, ""), subset=[column])
+def load(query) -> None:
+    """Fill the page from a link's query (a lesson's): the network and batch, the tab, the step."""
+    settings, _ = from_query(ui.settings_query(query))
+    ui.load_settings("fb_", SPECS, settings)
+    open_view(view_from_query(ui.settings_query(query), settings)[0])
 
 
 saved, notes = ui.page_settings("fb_", SPECS, lambda: from_query(ui.link_query()))
+if "fb_view_opened" not in st.session_state:  # a first visit: where the link points
+    view, view_notes = view_from_query(ui.link_query(), saved)
+    open_view(view)
+    st.session_state.fb_view_opened, notes = True, [*notes, *view_notes]
 ui.page_header(
     "Forward & backward, step by step",
     "One batch through a small MLP: every operation of the forward pass and of backprop, with its "
     "equation, the code that computes it, the shapes, and the numbers.",
 )
 ui.show_link_notes(notes)
+lesson_link = ui.lesson_panel("fb_", "forward_backward", load)
 
 # --- the network and the batch (sidebar) -----------------------------------------------------
 with st.sidebar:
@@ -110,7 +99,7 @@ with st.container():
         )
 
 steps_tab, overview_tab, grad_tab, init_tab = st.tabs(
-    ["Step by step", "Overview", "Gradient check", "Initialisation"]
+    list(TAB_LABELS.values()), key="fb_tab", on_change="rerun"
 )
 
 # --- step by step --------------------------------------------------------------------------------
@@ -217,8 +206,12 @@ with grad_tab:
 # --- initialisation ------------------------------------------------------------------------------
 with init_tab:
     depth_col, width_col = st.columns(2)
-    depth = depth_col.slider("Layers", 4, 20, 10, key="fb_init_depth")
-    width = width_col.select_slider("Width", [64, 128, 256, 512], 256, key="fb_init_width")
+    depth = depth_col.slider("Layers", 4, 20, key="fb_init_depth")
+    width = width_col.select_slider("Width", [64, 128, 256, 512], key="fb_init_width")
     spread = cached_spread(cfg.activation, depth, width)
     ui.chart(spread_figure(spread, cfg.activation), key="fb_spread")
     st.markdown(spread_summary(spread, cfg.activation))
+
+page_link = to_query(cfg, current_view()) | lesson_link
+st.query_params.from_dict(page_link | ui.switches_query())
+ui.share_link(page_link)

@@ -5,6 +5,8 @@ import streamlit as st
 import pages.ui as ui
 from mlp.data import gallery
 from mlp.figures.plane import toy_gallery
+from mlp.lessons.catalogue import LESSON, LESSONS
+from mlp.lessons.challenges import CHALLENGE, CHALLENGES
 
 ui.require_shell()
 
@@ -57,6 +59,30 @@ with right:
 - **Anyone** curious what the numbers inside a network look like.
 """
     )
+
+ICONS = {
+    "forward_backward": ":material/function:",
+    "playground": ":material/scatter_plot:",
+    "mnist": ":material/draw:",
+}
+lessons_col, challenges_col = st.columns([3, 2], gap="large")
+with lessons_col:
+    st.subheader("Lessons")
+    st.caption("Each one fills its page with a setup that shows one idea, and says what to watch for.")
+    for lesson in LESSONS.values():
+        st.page_link(
+            f"pages/{lesson.page}.py", label=f"**{lesson.title}**", icon=ICONS[lesson.page],
+            query_params={LESSON: lesson.key},
+        )  # fmt: skip
+        st.caption(lesson.outcome[0].upper() + lesson.outcome[1:] + ".")
+with challenges_col:
+    st.subheader("Challenges")
+    st.caption("A goal with numbers; the page checks it as you train and shows the settings that met it.")
+    for challenge in CHALLENGES.values():
+        st.page_link(
+            f"pages/{challenge.page}.py", label=challenge.goal, icon=":material/flag:",
+            query_params={CHALLENGE: challenge.key},
+        )  # fmt: skip
 
 st.subheader("The toy data sets")
 st.plotly_chart(toy_gallery(gallery()), config={"displayModeBar": False, "staticPlot": True})

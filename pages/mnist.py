@@ -10,7 +10,8 @@ from mlp.data import MnistData
 from mlp.data.mnist import for_server
 from mlp.device import device_choices, pick_device
 from mlp.figures.curves import live_curves_figure, lr_figure
-from mlp.lessons.mnist import SPECS, WIDTHS, MnistSession, from_query, from_widgets
+from mlp.lessons.challenges import Score
+from mlp.lessons.mnist import SPECS, WIDTHS, MnistSession, from_query, from_widgets, to_query
 from mlp.lessons.mnist_run import VAL_FRACTION
 from mlp.model import ACTIVATIONS, INITS
 from mlp.train import OPTIMIZERS, SCHEDULERS, describe_schedule
@@ -44,6 +45,11 @@ def dataset() -> MnistData:
     return data
 
 
+def load(query) -> None:
+    """Fill the sidebar from a link's query: a lesson's or a challenge's network and training."""
+    ui.load_settings("mn_", SPECS, from_query(ui.settings_query(query))[0])
+
+
 saved, notes = ui.page_settings("mn_", SPECS, lambda: from_query(ui.link_query()))
 session: MnistSession = st.session_state.setdefault("mn_session", MnistSession())
 session.sync()  # a run that ended while nothing followed it (e.g. stopped by this rerun's click)
@@ -51,6 +57,8 @@ ui.page_header(
     "MNIST", "Train a multilayer perceptron on handwritten digits, watch it learn, and look inside it."
 )
 ui.show_link_notes(notes)
+lesson_link = ui.lesson_panel("mn_", "mnist", load)
+challenge, challenge_link = ui.challenge_picker("mn_", "mnist", load)
 data = dataset()
 views.data_banner(data, dataset.clear)
 if not ui.presenter():  # a secondary panel: the run comes first on a projector
@@ -88,6 +96,9 @@ st.session_state.mn_settings = settings
 for problem in problems:
     st.sidebar.error(f"{ui.say(problem)} Keeping the previous value.")
 st.sidebar.caption(describe_schedule(settings.train_config()))
+page_link = to_query(settings) | lesson_link | challenge_link
+st.query_params.from_dict(page_link | ui.switches_query())
+ui.share_link(page_link)
 
 
 # --- the run: Start, Stop, what it shows, the tabs under it ----------------------------------------
@@ -131,6 +142,11 @@ left.button(
 right.button("Stop", icon=":material/stop:", key="mn_stop", on_click=session.stop, disabled=not running)
 if error := st.session_state.pop("mn_error", None):
     st.error(f"Training could not start: {error}")
+if challenge is not None:  # checked against the last run this page trained (not a loaded file)
+    done = session.run if session.run is not None and not session.run.loaded and not running else None
+    scores = [Score(done.trainer.epoch, done.evaluate().accuracy, done.evaluate().loss)] if done else []
+    ran = done.settings if done else settings
+    ui.challenge_status("mn_", challenge, ran, scores, to_query(ran) | challenge_link)
 progress, counters, curves = st.empty(), st.empty(), st.empty()
 if (view := session.view()) is None:
     progress.info("Choose a network and training settings in the sidebar, then press **Start**.")

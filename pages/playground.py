@@ -8,18 +8,20 @@ import pages.ui as ui
 from mlp.data import KINDS, MULTICLASS_KINDS, read_points_csv
 from mlp.figures.classes import confusion_figure
 from mlp.figures.curves import epoch_curves_figure
-from mlp.figures.plane import neurons_image, plane_view
+from mlp.figures.plane import plane_view
+from mlp.lessons.challenges import playground_scores
 from mlp.lessons.format import FrameRate
 from mlp.lessons.playground import PRESETS, SPECS, WIDTHS, from_query, from_widgets, link
 from mlp.lessons.playground_run import Playground, current_run
 from mlp.model import ACTIVATIONS, INITS
 from mlp.train import OPTIMIZERS, SCHEDULERS, describe_schedule, supports_dropout
+from pages.ui import playground as panels
+from pages.ui.shell import COMPARE
 
 ui.require_shell()
 
 FRAME_SECONDS = 0.1  # the plane and the numbers: up to 10 frames a second
 PANEL_SECONDS = 1.0  # curves, confusion and unit maps change slowly: redraw them once a second
-ENGINE_LABELS = {"autograd": "PyTorch autograd", "manual": "manual backprop"}
 
 
 def preset() -> None:
@@ -27,9 +29,16 @@ def preset() -> None:
     st.session_state.pg_playing = False
 
 
+def load(query) -> None:
+    """Fill the page from a link's query: a lesson, its comparison, a challenge's start."""
+    ui.load_settings("pg_", SPECS, from_query(ui.settings_query(query))[0])
+    st.session_state.pg_playing = False
+
+
 # --- the settings: the link's on a first visit, else the saved ones -------------------------------
 saved, notes = ui.page_settings("pg_", SPECS, lambda: from_query(ui.link_query()))
 st.session_state.setdefault("pg_playing", False)
+st.session_state.setdefault("pg_compare", st.query_params.get(COMPARE) == "1")
 
 ui.page_header(
     "2D playground",
@@ -37,6 +46,8 @@ ui.page_header(
     "the shading is how sure the network is. Filled points train the network, hollow ones test it.",
 )
 ui.show_link_notes(notes)
+lesson_link = ui.lesson_panel("pg_", "playground", load)
+challenge, challenge_link = ui.challenge_picker("pg_", "playground", load)
 
 # --- settings (sidebar) ------------------------------------------------------------------------
 with st.sidebar:
@@ -74,10 +85,10 @@ with st.sidebar:
     st.subheader("Training")
     st.radio(
         "Gradients from",
-        list(ENGINE_LABELS),
+        list(panels.ENGINE_LABELS),
         key="pg_engine",
         horizontal=True,
-        format_func=ENGINE_LABELS.get,
+        format_func=panels.ENGINE_LABELS.get,
         help="Manual: mlp.manual's NumPy backprop fills each .grad; the optimizer is the same.",
     )
     st.selectbox("Optimizer", OPTIMIZERS, key="pg_optimizer")
@@ -112,7 +123,10 @@ if run is not previous:
 if uploaded is not None:
     st.success(f"Training on {ui.literal(uploaded.name)}: {uploaded.note}", icon=":material/upload_file:")
 shown = ui.shown_controls("pg_", SPECS)  # in the sidebar: what students see
-st.query_params.from_dict(link(settings, uploaded is not None) | shown | ui.switches_query())
+compare = {COMPARE: "1"} if st.session_state.pg_compare else {}
+page_link = link(settings, uploaded is not None) | compare | lesson_link | challenge_link | shown
+st.query_params.from_dict(page_link | ui.switches_query())
+ui.share_link(page_link)
 
 
 # --- controls ----------------------------------------------------------------------------------
@@ -180,6 +194,9 @@ def frame() -> None:
 @st.fragment(run_every=PANEL_SECONDS if playing else None)
 def curves() -> None:
     run = st.session_state.pg_run
+    if challenge is not None:  # checked live, against what the run has reached so far
+        scores = playground_scores(run.trainer.history)
+        ui.challenge_status("pg_", challenge, run.settings, scores, link(run.settings) | challenge_link)
     ui.chart(epoch_curves_figure(run.curves(), run.twin_curves()), key="pg_curves")
     st.caption("Confusion matrix on the test points")
     ui.chart(confusion_figure(run.confusion("test")), key="pg_confusion")
@@ -191,10 +208,8 @@ def curves() -> None:
 
 
 @st.fragment(run_every=PANEL_SECONDS if playing else None)
-def units() -> None:
-    for layer, maps in enumerate(st.session_state.pg_run.neuron_maps(), start=1):
-        st.caption(f"Hidden layer {layer}: what each of its first {len(maps)} units outputs over the plane")
-        st.image(neurons_image(maps))
+def network() -> None:
+    panels.network_panel(st.session_state.pg_run)
 
 
 left, right = st.columns([3, 2], gap="medium")
@@ -202,24 +217,7 @@ with left:
     frame()
 with right:
     curves()
-units()
-
-# --- compare, share, export ----------------------------------------------------------------------
-with st.expander("Compare manual backprop with autograd"):
-    st.markdown(
-        f"Train a twin with **{ENGINE_LABELS[run.other_engine]}** from the same initial weights, batches "
-        "and optimizer, in lockstep. Its train loss is drawn dashed; the gap stays at float32 rounding."
-    )
-    compare = st.toggle("Run both engines", key="pg_compare", disabled=settings.dropout > 0)
-    if compare != (run.twin is not None):
-        try:
-            run.compare(compare)
-        except ValueError as err:  # dropout switched on since: the manual engine has none
-            st.warning(ui.say(err))
-with st.expander("Share and export"):
-    if uploaded is None:
-        st.markdown("The address bar holds every setting: copy it to share this exact run.")
-    else:
-        st.warning("Uploaded points are not part of a link; share the CSV along with it.")
-    for col, (label, data, name) in zip(st.columns(4), run.downloads(), strict=True):
-        col.download_button(label, data=data, file_name=name, on_click="ignore")
+st.subheader("The network: every unit over the plane, every weight")
+network()
+panels.compare_panel(run, settings.dropout)
+panels.export_panel(run, uploaded is not None)

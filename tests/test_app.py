@@ -79,9 +79,12 @@ def test_home_page_renders_without_exceptions():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
     assert not at.exception
     assert at.title[0].value == "MLP Playground"
-    links = {link.proto.page: link.proto.label for link in at.get("page_link")}
-    assert "Forward & backward" in links["forward_backward"]
-    assert "2D playground" in links["playground"] and "MNIST" in links["mnist"]
+    labels = {}
+    for link in at.get("page_link"):
+        labels.setdefault(link.proto.page, []).append(link.proto.label)
+    assert "**Forward & backward, step by step**" in labels["forward_backward"]
+    assert "**2D playground**" in labels["playground"] and "**MNIST**" in labels["mnist"]
+    assert len(sum(labels.values(), [])) == 3 + 10 + 6  # the pages, the lessons, the challenges
 
 
 @pytest.mark.slow

@@ -6,11 +6,13 @@ shell     the app shell (require_shell), a warm process (warm_up), the page-wide
 controls  sidebar widgets from a page's specs; settings that survive a page switch; the
           controls an instructor lets students see
 text      a person's own text shown as text; errors and link notes
+lessons   the lesson and challenge pickers, a challenge checked live, the link to copy
 pad       the digit drawing pad
 plane     the 2D playground's plane, drawn on a canvas
 """
 
 from pages.ui.controls import load_settings, number, page_settings, shown_controls, slider, stops
+from pages.ui.lessons import challenge_picker, challenge_status, lesson_panel, share_link
 from pages.ui.pad import digit_pad
 from pages.ui.plane import plane
 from pages.ui.shell import (
@@ -22,6 +24,7 @@ from pages.ui.shell import (
     presenter,
     presenter_toggle,
     require_shell,
+    settings_query,
     switches_query,
     training_status,
     wait_heeding_clicks,
@@ -30,10 +33,13 @@ from pages.ui.shell import (
 from pages.ui.text import literal, say, show_link_notes
 
 __all__ = [
+    "challenge_picker",
+    "challenge_status",
     "chart",
     "collection_text",
     "debug_mode",
     "digit_pad",
+    "lesson_panel",
     "link_query",
     "literal",
     "load_settings",
@@ -45,6 +51,8 @@ __all__ = [
     "presenter_toggle",
     "require_shell",
     "say",
+    "settings_query",
+    "share_link",
     "show_link_notes",
     "shown_controls",
     "slider",

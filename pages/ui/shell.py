@@ -2,7 +2,7 @@
 
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import streamlit as st
 
@@ -11,6 +11,8 @@ import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
 from mlp.figures.style import for_presenter
+from mlp.lessons.catalogue import LESSON
+from mlp.lessons.challenges import CHALLENGE
 from pages.ui.text import literal
 
 
@@ -77,6 +79,7 @@ def require_shell() -> None:
 DEBUG = "debug"  # ?debug=1 in any page's link: timing captions for developers
 PRESENT = "present"  # ?present=1: presenter mode, for a projector
 SHOW = "show"  # ?show=lr,bs: the only settings a link's visitors see in a page's sidebar
+COMPARE = "compare"  # ?compare=1 on the playground: train the other engine alongside
 PRESENTER_KEY = "app_projector"  # the sidebar's toggle
 
 # Presenter mode scales the app for the back row (Streamlit sizes text in rem) and trims the
@@ -122,9 +125,17 @@ def switches_query() -> dict[str, str]:
     return ({DEBUG: "1"} if debug_mode() else {}) | ({PRESENT: "1"} if presenter() else {})
 
 
+SWITCHES = (DEBUG, PRESENT, SHOW, LESSON, CHALLENGE, COMPARE)  # link parameters that are not settings
+
+
+def settings_query(query: Mapping[str, str]) -> dict[str, str]:
+    """A link's settings parameters: the page-wide switches, lessons and challenges left out."""
+    return {k: v for k, v in query.items() if k not in SWITCHES}
+
+
 def link_query() -> dict[str, str]:
-    """The link's settings parameters (the page-wide switches left out)."""
-    return {k: v for k, v in st.query_params.to_dict().items() if k not in (DEBUG, PRESENT, SHOW)}
+    """The address bar's settings parameters."""
+    return settings_query(st.query_params.to_dict())
 
 
 CHART_CONFIG = {"displayModeBar": False}

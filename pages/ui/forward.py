@@ -1,0 +1,78 @@
+"""The forward & backward page's pieces: labels, cached computations, where a link opens it."""
+
+import pandas as pd
+import streamlit as st
+
+from mlp.lessons.checks import GradientReport, gradient_report
+from mlp.lessons.forward_backward import ForwardSettings, ForwardView, Lesson
+from mlp.lessons.init_spread import activation_spread
+
+SOURCE_LABELS = {
+    "gaussian": "Random numbers",
+    "toy": "2D toy points",
+    "mnist": "MNIST digits",
+    "teacher": "Teacher network (16 inputs)",
+}
+INIT_LABELS = {
+    "kaiming": "He (Kaiming)",
+    "xavier": "Xavier (Glorot)",
+    "normal": "N(0, 0.02)",
+    "pytorch": "PyTorch",
+}
+# Material icons ship with Streamlit, so they render where no emoji font is installed.
+ICONS = {
+    True: ":green[:material/check_circle:]",
+    False: ":red[:material/cancel:]",
+    None: ":blue[:material/info:]",
+}
+COUNTS = ("parameters", "forward FLOPs", "backward FLOPs", "elements", "bytes")
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def cached_gradient_report(cfg: ForwardSettings, _lesson: Lesson) -> GradientReport:
+    """The gradient check depends only on the settings: computed once per network and batch."""
+    return gradient_report(_lesson)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def cached_spread(activation: str, depth: int, width: int) -> dict[str, list[float]]:
+    return activation_spread(activation=activation, depth=depth, width=width)
+
+
+def pass_fail(frame: pd.DataFrame, column: str = "status"):
+    """Colour a pass/FAIL column green or red."""
+    colours = {
+        "pass": "background-color: rgba(0, 158, 115, 0.25)",
+        "FAIL": "background-color: rgba(213, 94, 0, 0.35)",
+    }
+    return frame.style.map(lambda v: colours.get(v, ""), subset=[column])
+
+
+TAB_LABELS = {
+    "steps": "Step by step",
+    "overview": "Overview",
+    "gradients": "Gradient check",
+    "init": "Initialisation",
+}
+
+
+def open_view(view: ForwardView) -> None:
+    """Open the page where a link (or a lesson) says: its tab, its step, its initialisation stack."""
+    st.session_state.update(
+        fb_tab=TAB_LABELS[view.tab],
+        fb_step=view.step,
+        fb_jump=view.step,
+        fb_init_depth=view.spread_depth,
+        fb_init_width=view.spread_width,
+    )
+
+
+def current_view() -> ForwardView:
+    """Where the visitor is now, for the page's link."""
+    tab = next((k for k, label in TAB_LABELS.items() if label == st.session_state.get("fb_tab")), "steps")
+    return ForwardView(
+        tab,
+        st.session_state.get("fb_step", "z1"),
+        st.session_state.fb_init_depth,
+        st.session_state.fb_init_width,
+    )

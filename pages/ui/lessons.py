@@ -1,0 +1,128 @@
+"""Lessons and challenges on a page, and the page's link to copy.
+
+A page hands in `load(query)`, which fills it from a link's query (the same path a link takes),
+so that a lesson, its comparison and a challenge's start are each one click.
+"""
+
+from collections.abc import Callable, Mapping
+from urllib.parse import urlencode
+
+import streamlit as st
+
+from mlp.lessons.catalogue import LESSON, LESSONS, Setup, lessons_for
+from mlp.lessons.challenges import CHALLENGE, CHALLENGES, Challenge, Score, challenges_for
+from pages.ui.shell import link_query, presenter
+
+Load = Callable[[Mapping[str, str]], None]
+
+
+def _from_link(prefix: str, name: str, setups: Mapping[str, Setup], load: Load) -> None:
+    """A lesson or challenge a link names, chosen and loaded the first time it appears: its setup,
+    under any settings the link itself carries (`?lesson=xor-line` alone is a whole link)."""
+    linked = st.query_params.get(name)
+    seen = f"{prefix}{name}_linked"
+    if linked in setups and st.session_state.get(seen) != linked:
+        st.session_state[seen] = st.session_state[prefix + name] = linked
+        load(setups[linked].query | link_query())
+
+
+def lesson_panel(prefix: str, page: str, load: Load) -> dict[str, str]:
+    """The sidebar's lesson picker and the chosen lesson's two sentences; the link's part."""
+    lessons = {lesson.key: lesson for lesson in lessons_for(page)}
+    key = prefix + LESSON
+    _from_link(prefix, LESSON, {k: lesson.setup for k, lesson in lessons.items()}, load)
+
+    def chosen() -> None:
+        if (lesson := lessons.get(st.session_state[key])) is not None:
+            load(lesson.setup.query)
+            st.session_state[f"{prefix}{LESSON}_linked"] = lesson.key  # not to be loaded again
+
+    st.sidebar.selectbox(
+        "Lesson",
+        list(lessons),
+        key=key,
+        index=None,
+        placeholder="Choose a lesson…",
+        format_func=lambda k: LESSONS[k].title,
+        on_change=chosen,
+        help="Fills the page with a setup that shows one idea, and says what to watch for.",
+    )
+    lesson = lessons.get(st.session_state.get(key))
+    if lesson is None:
+        return {}
+    with st.container(border=True, key=f"{prefix}lesson_box"):
+        st.markdown(f":material/school: **{lesson.title}.** **Watch for:** {lesson.watch}")
+        if not presenter():
+            st.markdown(f"**Why:** {lesson.why}")
+        buttons = st.columns([1, 1, 2] if lesson.then else [1, 3])
+        buttons[0].button(
+            "Lesson's setup", key=f"{prefix}lesson_start", on_click=load, args=(lesson.setup.query,)
+        )
+        if lesson.then:
+            label, setup = lesson.then
+            _go(buttons[1], label, setup, lesson.link(setup), page, load, f"{prefix}lesson_then")
+    return {LESSON: lesson.key}
+
+
+def _go(box, label: str, setup: Setup, link: dict[str, str], page: str, load: Load, key: str) -> None:
+    """A button that loads `setup` here, or a link to its page."""
+    if setup.page == page:
+        box.button(label, key=key, on_click=load, args=(setup.query,), type="primary")
+    else:
+        box.page_link(
+            f"pages/{setup.page}.py", label=label, icon=":material/arrow_forward:", query_params=link
+        )
+
+
+def challenge_picker(prefix: str, page: str, load: Load) -> tuple[Challenge | None, dict[str, str]]:
+    """The sidebar's challenge picker; choosing one loads its start. (challenge, the link's part)."""
+    challenges = {c.key: c for c in challenges_for(page)}
+    key = prefix + CHALLENGE
+    _from_link(prefix, CHALLENGE, {k: c.start for k, c in challenges.items()}, load)
+
+    def chosen() -> None:
+        if (challenge := challenges.get(st.session_state[key])) is not None:
+            load(challenge.start.query)
+            st.session_state[f"{prefix}{CHALLENGE}_linked"] = challenge.key  # not to be loaded again
+
+    st.sidebar.selectbox(
+        "Challenge",
+        list(challenges),
+        key=key,
+        index=None,
+        placeholder="Take a challenge…",
+        format_func=lambda k: CHALLENGES[k].goal,
+        on_change=chosen,
+        help="A goal with numbers; the page checks it as you train and says when it is met.",
+    )
+    challenge = challenges.get(st.session_state.get(key))
+    return challenge, ({CHALLENGE: challenge.key} if challenge else {})
+
+
+def challenge_status(
+    prefix: str, challenge: Challenge, settings, scores: list[Score], link: dict[str, str]
+) -> None:
+    """The challenge, checked against the run now; once met, the settings that met it stay shown."""
+    verdict = challenge.check(settings, scores)
+    met_key = f"{prefix}met_{challenge.key}"
+    if verdict.met and met_key not in st.session_state:
+        st.session_state[met_key] = (verdict.text, link)
+    with st.container(border=True, key=f"{prefix}challenge_box"):
+        st.markdown(f":material/flag: **Challenge:** {challenge.goal}")
+        if met := st.session_state.get(met_key):
+            st.success(f"**Challenge met.** {met[0]} The settings that met it:", icon=":material/trophy:")
+            st.code(_url(met[1]), language=None, wrap_lines=True)
+        if not verdict.met:
+            st.caption(f"{verdict.text} Hint: {challenge.hint}")
+
+
+def _url(query: Mapping[str, str]) -> str:
+    """This page's full address with `query`."""
+    return f"{(st.context.url or '').split('?')[0]}?{urlencode(dict(query))}"
+
+
+def share_link(query: Mapping[str, str]) -> None:
+    """The sidebar's "link to this setup", with a copy button: what a student opens to see the same."""
+    with st.sidebar.expander("Link to this setup", icon=":material/link:"):
+        st.code(_url(query), language=None, wrap_lines=True)
+        st.caption("Copy it with the button at its top right. It opens this page as it is now.")

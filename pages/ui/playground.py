@@ -1,0 +1,79 @@
+"""The 2D playground's panels: the network view, the engines compared, sharing and export."""
+
+import streamlit as st
+
+from mlp.figures.network import hidden_space_figure, network_svg, unit_figure
+from mlp.lessons.network_view import hidden_space, network_picture
+from mlp.lessons.playground_run import Playground
+from pages.ui.shell import chart, presenter
+from pages.ui.text import say
+
+ENGINE_LABELS = {"autograd": "PyTorch autograd", "manual": "manual backprop"}
+
+
+def network_panel(run: Playground) -> None:
+    """TensorFlow Playground's picture of the network as it trains; a chosen unit, large; and
+    for a 2-unit last hidden layer, the space the output layer sees."""
+    picture = network_picture(run)
+    st.markdown(
+        network_svg(picture.widths, picture.maps, picture.weights, picture.dead, picture.labels,
+                    font=22.0 if presenter() else 17.0),
+        unsafe_allow_html=True,
+    )  # fmt: skip
+    units = [(i, j) for i in range(1, len(picture.maps)) for j in range(len(picture.maps[i]))]
+    names = {(i, j): _unit_name(picture, i, j) for i, j in units}
+    left, right = st.columns(2, gap="medium")
+    with left:
+        chosen = st.selectbox(
+            "Look closer at a unit", units, key="pg_unit", format_func=names.get, index=0,
+            help="Its output over the whole plane: orange where it is positive, blue where negative.",
+        )  # fmt: skip
+        if chosen is not None and chosen in names:
+            i, j = chosen
+            chart(unit_figure(picture.maps[i][j], run.points.extent, names[chosen]), key="pg_unit_map")
+    with right:
+        if (space := hidden_space(run)) is not None:
+            figure = hidden_space_figure(space.points, space.labels, space.probs, space.extent, space.lines)
+            chart(figure, key="pg_hidden_space")
+            st.caption(
+                "The last hidden layer has 2 units, so its whole world is a plane: the output layer "
+                "can only draw straight lines here, and the layers before have bent the data until "
+                "straight lines suffice (the grey lines are the input plane's grid, bent)."
+            )
+        else:
+            st.caption(
+                "Make the last hidden layer 2 units wide (e.g. hidden widths 16, 2) to see the plane "
+                "as the output layer sees it."
+            )
+
+
+def _unit_name(picture, i: int, j: int) -> str:
+    if i == len(picture.maps) - 1:
+        return f"output: probability of class {j}"
+    dead = " (dead)" if picture.dead[i][j] else ""
+    return f"layer {i}, unit {j + 1}{dead}"
+
+
+def compare_panel(run: Playground, dropout: float) -> None:
+    """Train a twin on the other engine alongside, from the same start."""
+    with st.expander("Compare manual backprop with autograd"):
+        st.markdown(
+            f"Train a twin with **{ENGINE_LABELS[run.other_engine]}** from the same initial weights, "
+            "batches and optimizer, in lockstep. Its train loss is drawn dashed; the gap stays at float32 "
+            "rounding."
+        )
+        compare = st.toggle("Run both engines", key="pg_compare", disabled=dropout > 0)
+        if compare != (run.twin is not None):
+            try:
+                run.compare(compare)
+            except ValueError as err:  # dropout switched on since: the manual engine has none
+                st.warning(say(err))
+
+
+def export_panel(run: Playground, uploaded: bool) -> None:
+    """The run's weights, architecture, history and points as files."""
+    with st.expander("Export"):
+        if uploaded:
+            st.warning("Uploaded points are not part of a link; share the CSV along with it.")
+        for col, (label, data, name) in zip(st.columns(4), run.downloads(), strict=True):
+            col.download_button(label, data=data, file_name=name, on_click="ignore")

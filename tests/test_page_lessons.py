@@ -1,0 +1,108 @@
+"""Lessons, challenges and links on the pages (AppTest): one click fills a page, a link reproduces it."""
+
+from urllib.parse import parse_qsl
+
+from mlp.lessons import forward_backward as fb
+from mlp.lessons import mnist as mn
+from mlp.lessons import playground as pg
+from mlp.lessons.catalogue import LESSONS
+from mlp.lessons.challenges import CHALLENGES
+from tests.conftest import open_page
+
+
+def written(at) -> dict[str, str]:
+    """The page's own link, as the address bar shows it."""
+    return {k: v[-1] if isinstance(v, list) else v for k, v in at.query_params.items()}
+
+
+def markdown(at) -> str:
+    return "\n".join(m.value for m in at.markdown)
+
+
+def test_a_lesson_link_alone_fills_the_playground_and_says_what_to_watch():
+    lesson = LESSONS["xor-line"]
+    at = open_page("pages/playground.py", {"lesson": "xor-line"})
+    assert at.session_state["pg_settings"] == pg.from_query(lesson.setup.query)[0]
+    assert lesson.watch in markdown(at) and lesson.why in markdown(at)
+    assert written(at)["lesson"] == "xor-line"  # and the page's own link keeps it
+    at.button(key="pg_lesson_then").click().run()  # "Add a hidden layer of 4 units"
+    assert at.session_state["pg_settings"].hidden == (4,)
+    assert at.text_input(key="pg_hidden").value == "4"
+    at.button(key="pg_lesson_start").click().run()
+    assert at.session_state["pg_settings"].hidden == ()
+
+
+def test_choosing_a_lesson_in_the_sidebar_loads_it_over_changed_settings():
+    at = open_page("pages/playground.py")
+    at.number_input(key="pg_seed").set_value(7).run()
+    at.selectbox(key="pg_lesson").set_value("dead-relu").run()
+    settings = at.session_state["pg_settings"]
+    assert (settings.lr, settings.optimizer, settings.activation, settings.seed) == (3.0, "sgd", "relu", 0)
+    assert not at.exception
+
+
+def test_a_challenge_loads_its_start_and_is_checked_as_the_run_goes():
+    challenge = CHALLENGES["circles-4"]
+    at = open_page("pages/playground.py")
+    at.selectbox(key="pg_challenge").set_value("circles-4").run()
+    assert at.session_state["pg_settings"] == pg.from_query(challenge.start.query)[0]
+    captions = "\n".join(c.value for c in at.caption)
+    assert "These settings don't count: use at most 4 hidden units in all (now 8)." in captions
+    at.text_input(key="pg_hidden").input("4").run()
+    at.button(key="pg_epoch").click().run()
+    captions = "\n".join(c.value for c in at.caption)
+    assert "Not yet: best test accuracy" in captions and challenge.hint in captions
+
+
+def test_the_forward_page_opens_where_its_link_points_and_writes_it_back():
+    settings = fb.ForwardSettings(hidden=(6, 4), seed=3, activation="tanh")
+    view = fb.ForwardView(tab="gradients", step="dW2", spread_depth=14, spread_width=128)
+    at = open_page("pages/forward_backward.py", fb.to_query(settings, view))
+    assert at.session_state["fb_settings"] == settings
+    assert at.session_state["fb_tab"] == "Gradient check" and at.session_state["fb_step"] == "dW2"
+    assert (at.session_state["fb_init_depth"], at.session_state["fb_init_width"]) == (14, 128)
+    link = written(at)
+    assert fb.from_query(link)[0] == settings and fb.view_from_query(link, settings)[0] == view
+    assert not at.warning  # nothing to complain about
+
+
+def test_a_forward_link_with_a_step_its_network_lacks_says_so():
+    at = open_page("pages/forward_backward.py", {"hidden": "5", "step": "dz4", "tab": "nope"})
+    text = "\n".join(w.value for w in at.warning) + "\n".join(m.value for m in at.markdown)
+    assert "this network has no such step" in text and "tab must be one of" in text
+    assert at.session_state["fb_step"] == "z1"
+
+
+def test_the_init_lesson_opens_the_initialisation_tab():
+    at = open_page("pages/forward_backward.py", {"lesson": "init"})
+    assert at.session_state["fb_settings"].init == "normal"
+    assert at.session_state["fb_tab"] == "Initialisation" and at.session_state["fb_init_depth"] == 10
+
+
+def test_the_mnist_page_writes_its_settings_into_its_link():
+    settings = mn.MnistSettings(hidden=(64, 32), epochs=3, lr=3e-3, device="cpu")
+    at = open_page("pages/mnist.py", mn.to_query(settings))
+    assert mn.from_query(written(at)) == (settings, [])
+    at.selectbox(key="mn_challenge").set_value("mnist-10k").run()
+    captions = "\n".join(c.value for c in at.caption)
+    assert "use at most 10,000 parameters (now 101,770)" in captions
+
+
+def test_every_page_offers_its_link_to_copy():
+    for page, prefix in (
+        ("pages/playground.py", "pg_"),
+        ("pages/forward_backward.py", "fb_"),
+        ("pages/mnist.py", "mn_"),
+    ):
+        at = open_page(page)
+        link = next(c.value for c in at.code if "?" in c.value)
+        query = dict(parse_qsl(link.split("?", 1)[1]))
+        assert query == written(at), prefix
+
+
+def test_home_lists_every_lesson_and_challenge():
+    at = open_page("pages/home.py")
+    text = "\n".join(m.value for m in at.markdown) + "\n".join(c.value for c in at.caption)
+    assert not at.exception
+    for lesson in LESSONS.values():
+        assert lesson.outcome[1:] in text
