@@ -227,7 +227,7 @@ def test_hammering_the_buttons_while_playing_trains_exactly_as_a_run_alone(page,
         page.get_by_role("button", name="Play").wait_for()
         wait_for_app(page)
     steps = step_metric(page)
-    page.get_by_text("Share and export").click()
+    page.get_by_text("Export", exact=True).click()
     with page.expect_download() as download:
         page.get_by_role("button", name="Weights (.safetensors)").click()
     model, _ = model_from_bytes(Path(download.value.path()).read_bytes())
