@@ -46,6 +46,16 @@ def main() -> None:
         wait_for_app(tab)
         tab.screenshot(path=str(OUT / "playground.png"))
 
+        tab.goto(f"{url}/playground?lesson=dead-relu")  # the network view, most units dead
+        wait_for_app(tab, heading="2D playground")
+        for _ in range(3):
+            tab.get_by_role("button", name="Epoch", exact=True).click()
+            wait_for_app(tab)
+        heading = tab.get_by_role("heading", name=re.compile("^The network"))
+        heading.evaluate("h => h.scrollIntoView({block: 'start'})")
+        wait_for_app(tab)
+        tab.screenshot(path=str(OUT / "network.png"))
+
         tab.goto(f"{url}/mnist?epochs=8&device=cpu")
         wait_for_app(tab, heading="MNIST")
         tab.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Start").click()

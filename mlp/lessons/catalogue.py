@@ -93,8 +93,8 @@ LESSONS: dict[str, Lesson] = {
             "At lr = 10 the loss explodes within a few epochs and the app stops the run and says so.",
             "Each step moves the weights by lr × gradient: too far, and it overshoots the valley into "
             "steeper ground, every step larger than the last. Too small, and it barely moves.",
-            "lr = 10 diverges (the run stops, diverged); lr = 0.0001 keeps the train loss within 5% of "
-            "its start for 300 epochs; lr = 0.3 reaches ≥ 95%",
+            "SGD at lr = 10 diverges (the run stops, diverged); lr = 0.0001 keeps the train loss "
+            "within 5% of its start for 300 epochs; lr = 0.3 reaches ≥ 95%",
             ("Try lr = 0.0001", _playground(**MOONS, optimizer="sgd", lr=1e-4, epochs=300)),
         ),
         Lesson(
