@@ -9,16 +9,18 @@ from __future__ import annotations
 
 import json
 import struct
+from itertools import pairwise
 from typing import Any
 
 import torch
 from safetensors.torch import load as load_tensors
 from safetensors.torch import save as save_tensors
 
-from mlp.model import MLP, ModelConfig
+from mlp.model import MAX_HIDDEN_LAYERS, MLP, ModelConfig
 
 FORMAT = "mlp-playground/1"
 MAX_HEADER = 1 << 20  # a real header is a few KB; refuse absurd ones before parsing
+DTYPES = ("F64", "F32", "F16", "BF16")  # safetensors' names of the number types a weight may have
 
 
 def architecture(model: MLP, **extra: Any) -> dict[str, Any]:
@@ -37,8 +39,8 @@ def model_to_bytes(model: MLP, **extra: Any) -> bytes:
     return save_tensors(tensors, metadata={"architecture": architecture_json(model, **extra)})
 
 
-def read_metadata(data: bytes) -> dict[str, str]:
-    """The __metadata__ of a safetensors buffer (u64 little-endian header length, then JSON)."""
+def read_header(data: bytes) -> dict[str, Any]:
+    """The JSON header of a safetensors buffer (u64 little-endian length, then JSON), unchecked."""
     if len(data) < 8:
         raise ValueError("This is not a safetensors model file: it is too short.")
     (length,) = struct.unpack("<Q", data[:8])
@@ -46,11 +48,74 @@ def read_metadata(data: bytes) -> dict[str, str]:
         raise ValueError("This is not a safetensors model file: its header is missing or damaged.")
     try:
         header = json.loads(data[8 : 8 + length])
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         raise ValueError("This is not a safetensors model file: its header is not JSON.") from None
     if not isinstance(header, dict):
         raise ValueError("This is not a safetensors model file: its header is not a JSON object.")
-    return header.get("__metadata__") or {}
+    return header
+
+
+def read_metadata(data: bytes) -> dict[str, str]:
+    """The __metadata__ of a safetensors buffer."""
+    metadata = read_header(data).get("__metadata__") or {}
+    return metadata if isinstance(metadata, dict) else {}
+
+
+def read_architecture(text: str) -> tuple[ModelConfig, dict[str, Any]]:
+    """The ModelConfig an architecture JSON declares, checked before anything is allocated.
+
+    Widths must be whole numbers in the model's limits (JSON like 1e400 or 16.5 is refused).
+    """
+    try:
+        info = json.loads(text, parse_constant=_refuse_constant)
+    except (json.JSONDecodeError, RecursionError, ValueError):
+        raise ValueError("The architecture is not valid JSON.") from None
+    model = info.get("model") if isinstance(info, dict) else None
+    if not isinstance(model, dict) or not isinstance(model.get("hidden", []), list):
+        raise ValueError("The architecture is not one this app wrote (no model description).")
+    widths = [model.get("d_in"), *model.get("hidden", []), model.get("d_out", 2)]
+    if not all(isinstance(w, int) and not isinstance(w, bool) for w in widths):
+        raise ValueError("The architecture's layer widths must be whole numbers.")
+    if (depth := len(widths) - 2) > MAX_HIDDEN_LAYERS:
+        raise ValueError(f"The architecture has {depth} hidden layers; at most {MAX_HIDDEN_LAYERS}.")
+    try:
+        config = ModelConfig(**model)
+    except TypeError as err:
+        raise ValueError(f"The architecture is not one this app wrote ({err}).") from None
+    return config, info
+
+
+def _refuse_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a number a model file may hold")
+
+
+def parameter_shapes(config: ModelConfig) -> dict[str, tuple[int, ...]]:
+    """The state_dict's names and shapes for `config`, computed without building the model."""
+    shapes: dict[str, tuple[int, ...]] = {}
+    for i, (n_in, n_out) in enumerate(pairwise(config.widths)):
+        shapes[f"layers.{i}.weight"] = (n_out, n_in)
+        shapes[f"layers.{i}.bias"] = (n_out,)
+    return shapes
+
+
+def _check_tensors_fit(header: dict[str, Any], config: ModelConfig) -> None:
+    """The file's tensors (names, shapes, number types) are exactly what `config` needs."""
+    expected = parameter_shapes(config)
+    found = {}
+    for name, entry in header.items():
+        if name == "__metadata__":
+            continue
+        if not isinstance(entry, dict) or entry.get("dtype") not in DTYPES:
+            raise ValueError(f"The tensor {name!r} is not stored as floating-point numbers.")
+        shape = entry.get("shape")
+        if not isinstance(shape, list) or not all(isinstance(n, int) for n in shape):
+            raise ValueError(f"The tensor {name!r} has no readable shape.")
+        found[name] = tuple(shape)
+    if expected != found:
+        missing = sorted(set(expected) - set(found))
+        wrong = sorted(n for n in set(expected) & set(found) if expected[n] != found[n])
+        detail = f"missing {missing}" if missing else f"wrong shape for {wrong}" if wrong else "extra tensors"
+        raise ValueError(f"The weights don't fit the architecture: {detail}.")
 
 
 def model_from_bytes(
@@ -63,33 +128,27 @@ def model_from_bytes(
 
     The architecture comes from the file's metadata, or from `architecture_text` (the JSON).
     `expect_d_in` / `expect_d_out` refuse a model of another shape (784 and 10 for MNIST).
+    Nothing is allocated before the declared architecture has been checked against the file:
+    its tensors must have exactly the declared shapes, so a model is never larger than the
+    file it came in (a 200-byte file can't ask for a 17 GB network).
     """
-    metadata = read_metadata(data)
+    header = read_header(data)
+    metadata = header.get("__metadata__") if isinstance(header.get("__metadata__"), dict) else {}
     text = architecture_text or metadata.get("architecture")
-    if not text:
+    if not text or not isinstance(text, str):
         raise ValueError("The file has no architecture: upload the JSON that came with it too.")
-    try:
-        info = json.loads(text)
-        config = ModelConfig(**info["model"])
-    except (json.JSONDecodeError, KeyError, TypeError) as err:
-        raise ValueError(f"The architecture is not one this app wrote ({type(err).__name__}).") from None
+    config, info = read_architecture(text)
     if expect_d_in is not None and config.d_in != expect_d_in:
         raise ValueError(f"This model takes {config.d_in} inputs; this page needs {expect_d_in}.")
     if expect_d_out is not None and config.d_out != expect_d_out:
         raise ValueError(f"This model predicts {config.d_out} classes; this page needs {expect_d_out}.")
+    _check_tensors_fit(header, config)
     try:
         tensors = load_tensors(data)
     except Exception as err:  # safetensors raises its own error types for damaged files
         raise ValueError(f"The weights could not be read: {err}") from None
-    model = MLP.from_config(config)
-    expected = {name: tuple(t.shape) for name, t in model.state_dict().items()}
-    found = {name: tuple(t.shape) for name, t in tensors.items()}
-    if expected != found:
-        missing = sorted(set(expected) - set(found))
-        wrong = sorted(n for n in set(expected) & set(found) if expected[n] != found[n])
-        detail = f"missing {missing}" if missing else f"wrong shape for {wrong}" if wrong else "extra tensors"
-        raise ValueError(f"The weights don't fit the architecture: {detail}.")
     if not all(torch.isfinite(t).all() for t in tensors.values()):
         raise ValueError("The weights contain NaN or infinite values.")
+    model = MLP.from_config(config)
     model.load_state_dict({name: t.float() for name, t in tensors.items()})
     return model, info

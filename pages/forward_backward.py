@@ -9,6 +9,7 @@ from mlp.data import KINDS
 from mlp.figures.diagrams import shape_svg
 from mlp.figures.tensors import spread_figure, tensor_heatmap
 from mlp.lessons.checks import step_checks
+from mlp.lessons.format import loss_text
 from mlp.lessons.forward_backward import (
     FIXED_D_IN,
     SPECS,
@@ -155,7 +156,7 @@ with steps_tab:
         for col, tensor in zip(st.columns(2), tensors[row : row + 2], strict=False):
             value = np.asarray(shown_pass.tensors[tensor])
             if value.ndim == 0:
-                col.metric(tensor, f"{float(value):.4f}")
+                col.metric(tensor, loss_text(float(value)))
             else:
                 figure = tensor_heatmap(value, tensor, lesson.symbols(tensor))
                 ui.chart(figure, col, key=f"fb_heat_{tensor}")

@@ -70,3 +70,59 @@ def test_a_truncated_file_is_refused():
     data = model_to_bytes(MLP(2, [8], 3))
     with pytest.raises(ValueError, match="could not be read"):
         model_from_bytes(data[:-10])
+
+
+def _file_declaring(model: dict, tensors: dict | None = None) -> bytes:
+    """A small safetensors file whose metadata declares `model` (tiny tensors unless given)."""
+    tensors = tensors if tensors is not None else {"layers.0.weight": torch.zeros(2, 2)}
+    return save_tensors(tensors, metadata={"architecture": json.dumps({"model": model})})
+
+
+@pytest.mark.parametrize(
+    ("declared", "message"),
+    [
+        ({"d_in": 784, "hidden": [16384], "d_out": 10}, "don't fit"),  # 3.3 s and +1.8 GB before
+        ({"d_in": 784, "hidden": [65536] * 16, "d_out": 10}, "don't fit"),  # ~17 GB per layer
+        ({"d_in": 784, "hidden": [65536] * 17, "d_out": 10}, "at most 16"),
+        ({"d_in": 784, "hidden": [10**30], "d_out": 10}, "between 1 and"),
+        ({"d_in": 784, "hidden": [16.5], "d_out": 10}, "whole numbers"),
+        ({"d_in": 784, "hidden": [True], "d_out": 10}, "whole numbers"),
+        ({"d_in": 784, "hidden": "128", "d_out": 10}, "not one this app wrote"),
+        ({"d_in": 784, "hidden": [128], "d_out": 10, "activation": "rm -rf"}, "Unknown activation"),
+        ({"d_in": 784, "hidden": [128], "d_out": 10, "extra": 1}, "not one this app wrote"),
+    ],
+)
+def test_a_declared_architecture_is_checked_against_the_file_before_anything_is_built(
+    declared, message, monkeypatch
+):
+    def never(*args, **kwargs):
+        raise AssertionError("a model was built before the file was checked")
+
+    monkeypatch.setattr(MLP, "from_config", never)
+    data = _file_declaring(declared)
+    assert len(data) < 1000
+    with pytest.raises(ValueError, match=message):
+        model_from_bytes(data, expect_d_in=784, expect_d_out=10)
+
+
+@pytest.mark.parametrize("width", ["1e400", "-1e400", "NaN", "Infinity"])
+def test_numbers_json_can_hold_but_a_width_cannot_are_refused_in_words(width):
+    text = '{"model": {"d_in": 784, "hidden": [WIDTH], "d_out": 10}}'.replace("WIDTH", width)
+    data = save_tensors({"x": torch.zeros(1)}, metadata={"architecture": text})
+    with pytest.raises(ValueError, match=r"whole numbers|not valid JSON"):
+        model_from_bytes(data)
+
+
+def test_weights_stored_as_integers_are_refused():
+    model = MLP(2, [3], 2, seed=0)
+    tensors = {name: t.detach().to(torch.int32) for name, t in model.state_dict().items()}
+    data = save_tensors(tensors, metadata={"architecture": architecture_json(model)})
+    with pytest.raises(ValueError, match="floating-point"):
+        model_from_bytes(data)
+
+
+def test_the_shapes_computed_without_a_model_are_the_models_own():
+    from mlp.io import parameter_shapes
+
+    model = MLP(784, [64, 32, 16], 10, seed=0)
+    assert parameter_shapes(model.config) == {n: tuple(t.shape) for n, t in model.state_dict().items()}

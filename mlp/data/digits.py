@@ -8,10 +8,13 @@ mouse drawing goes through the same steps before it is shown to the model.
 from __future__ import annotations
 
 import io
+import warnings
 
 import numpy as np
 
 MAX_PIXELS = 25_000_000  # refuse images big enough to be a decompression bomb
+NOT_AN_IMAGE = "That file is not an image this app can read (try PNG or JPEG)."
+TOO_LARGE = "The image is {size}: far too large for a photo of one digit (the limit is 25 megapixels)."
 INK = 0.1  # a pixel brighter than this (of 1) is part of the digit
 
 
@@ -20,16 +23,24 @@ def image_to_gray(data: bytes) -> np.ndarray:
     from PIL import Image, UnidentifiedImageError
 
     try:
-        with Image.open(io.BytesIO(data)) as image:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # sized up just below
+            image = Image.open(io.BytesIO(data))
+    except Image.DecompressionBombError:  # Pillow's own limit: over ~179 million pixels
+        raise ValueError(TOO_LARGE.format(size="over 179 million pixels")) from None
+    except (UnidentifiedImageError, OSError, SyntaxError):
+        raise ValueError(NOT_AN_IMAGE) from None
+    try:
+        with image:
             if image.width * image.height > MAX_PIXELS:
-                raise ValueError(f"The image is {image.width}×{image.height}: too large to be a digit.")
+                raise ValueError(TOO_LARGE.format(size=f"{image.width}×{image.height} pixels"))
             if image.mode in ("RGBA", "LA") or "transparency" in image.info:
                 flat = Image.new("RGB", image.size, "white")  # transparent areas become paper
                 flat.paste(image.convert("RGBA"), mask=image.convert("RGBA").getchannel("A"))
                 image = flat
             gray = np.asarray(image.convert("L"), dtype=np.float32) / 255.0
-    except (UnidentifiedImageError, OSError, Image.DecompressionBombError, SyntaxError):
-        raise ValueError("That file is not an image this app can read (try PNG or JPEG).") from None
+    except (OSError, SyntaxError):  # a header that reads but pixels that don't
+        raise ValueError(NOT_AN_IMAGE) from None
     return gray
 
 

@@ -92,9 +92,10 @@ def read_points_csv(data: bytes, name: str = "points.csv") -> UploadedPoints:
         raise ValueError(f"{len(values)} different labels; at most {MAX_CSV_CLASSES} classes are allowed.")
     y = np.searchsorted(values, labels).astype(np.int64)
     X = np.column_stack([numbers["x1"], numbers["x2"]])
-    centre = (X.max(axis=0) + X.min(axis=0)) / 2
-    scale = PLANE / max(float(np.abs(X - centre).max()), 1e-12)
-    X = ((X - centre) * scale).astype(np.float32)
+    # Centred and scaled in halves, so values near float64's limit (±1.7e308) can't overflow.
+    half = X / 2
+    offset = half - (half.max(axis=0) / 2 + half.min(axis=0) / 2)  # (X - centre) / 2
+    X = (offset * (PLANE / max(float(np.abs(offset).max()), 1e-300))).astype(np.float32)
     note = f"{len(y):,} points, {len(values)} classes, centred and scaled to fit [-{PLANE}, {PLANE}]²"
     if not np.array_equal(values, np.arange(len(values))):
         note += f"; labels {', '.join(f'{v:g}' for v in values)} became 0 to {len(values) - 1}"

@@ -10,6 +10,7 @@ import numpy as np
 import torch
 
 from mlp.gradcheck import Comparison, FiniteDifference, autograd_grads, compare_grads, finite_differences
+from mlp.lessons.format import loss_text
 from mlp.lessons.forward_backward import Lesson
 from mlp.manual import Step, forward_backward
 
@@ -37,7 +38,7 @@ def step_checks(lesson: Lesson, step: Step) -> list[Check]:
     if step.op == "cross_entropy":
         k = lesson.widths[-1]
         uniform = f"a network guessing uniformly scores ln {k} = {math.log(k):.4f}"
-        checks.append(Check("compare with ln K", None, f"loss = {float(value):.4f}; {uniform}"))
+        checks.append(Check("compare with ln K", None, f"loss = {loss_text(float(value))}; {uniform}"))
     if step.op == "dlogits":
         worst = float(np.max(np.abs(value.sum(axis=1))))
         checks.append(
