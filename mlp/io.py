@@ -16,7 +16,8 @@ import torch
 from safetensors.torch import load as load_tensors
 from safetensors.torch import save as save_tensors
 
-from mlp.model import MAX_HIDDEN_LAYERS, MLP, ModelConfig
+from mlp.errors import InputError
+from mlp.model import ACTIVATIONS, INITS, MAX_HIDDEN_LAYERS, MLP, ModelConfig
 
 FORMAT = "mlp-playground/1"
 MAX_HEADER = 1 << 20  # a real header is a few KB; refuse absurd ones before parsing
@@ -78,6 +79,10 @@ def read_architecture(text: str) -> tuple[ModelConfig, dict[str, Any]]:
         raise ValueError("The architecture's layer widths must be whole numbers.")
     if (depth := len(widths) - 2) > MAX_HIDDEN_LAYERS:
         raise ValueError(f"The architecture has {depth} hidden layers; at most {MAX_HIDDEN_LAYERS}.")
+    for name, allowed in (("activation", ACTIVATIONS), ("init", INITS)):
+        if name in model and model[name] not in allowed:
+            sentence = f"The architecture asks for the {name} {{}}; this app has {', '.join(allowed)}."
+            raise InputError(sentence, str(model[name])[:40])
     try:
         config = ModelConfig(**model)
     except TypeError as err:

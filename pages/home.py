@@ -7,8 +7,17 @@ from mlp.data import gallery
 from mlp.figures.plane import toy_gallery
 from mlp.lessons.catalogue import LESSON, LESSONS
 from mlp.lessons.challenges import CHALLENGE, CHALLENGES
+from mlp.lessons.settings import LinkNote
+from pages.ui.shell import DEBUG, PRESENT
 
 ui.require_shell()
+ui.show_link_notes(  # a link to Home carries nothing but the page-wide switches
+    [
+        LinkNote(key, value, "the home page has no settings; each lesson below opens its own page")
+        for key, value in st.query_params.to_dict().items()
+        if key not in (DEBUG, PRESENT)
+    ]
+)
 
 st.title("MLP Playground")
 st.markdown(

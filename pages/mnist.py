@@ -152,7 +152,7 @@ if (view := session.view()) is None:
     progress.info("Choose a network and training settings in the sidebar, then press **Start**.")
     ui.chart(live_curves_figure(**EMPTY_CURVES), curves)  # where the curves will go
 elif view.loaded:  # a model trained elsewhere: what it is, no progress or curves it never had
-    progress.info(view.loaded, icon=":material/upload_file:")
+    progress.info(f"Loaded from {ui.literal(view.name)}: {view.loaded}", icon=":material/upload_file:")
 else:
     show(view)  # first: the browser paints in order, and the tabs below can take a while
     with st.expander("Learning-rate schedule", key="mn_lr_open", on_change="rerun") as schedule:

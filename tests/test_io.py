@@ -88,7 +88,11 @@ def _file_declaring(model: dict, tensors: dict | None = None) -> bytes:
         ({"d_in": 784, "hidden": [16.5], "d_out": 10}, "whole numbers"),
         ({"d_in": 784, "hidden": [True], "d_out": 10}, "whole numbers"),
         ({"d_in": 784, "hidden": "128", "d_out": 10}, "not one this app wrote"),
-        ({"d_in": 784, "hidden": [128], "d_out": 10, "activation": "rm -rf"}, "Unknown activation"),
+        (
+            {"d_in": 784, "hidden": [128], "d_out": 10, "activation": "[x](http://127.0.0.1:9)"},
+            "the activation",
+        ),
+        ({"d_in": 784, "hidden": [128], "d_out": 10, "init": ["zeros"]}, "the init"),
         ({"d_in": 784, "hidden": [128], "d_out": 10, "extra": 1}, "not one this app wrote"),
     ],
 )

@@ -213,12 +213,12 @@ def test_bad_link_parameters_are_skipped_with_notes_that_never_repeat_them():
     assert settings == PRESETS["moons"]
     reasons = {note.key: note.reason for note in notes}
     assert reasons == {
-        "lr": "lr must be a number",
+        "lr": "lr must be a number between 0.0001 and 10",
         "n": "n must be between 50 and 2000",
         "hidden": "hidden must be 0 to 8 layers of 1 to 128 units, separated by commas, e.g. 32, 32",
         "data": "kind must be one of blobs, moons, circles, xor, spiral, teacher",
         "foo": "this page has no such setting",
-        "speed": "speed must be a whole number",
+        "speed": "speed must be a whole number between 1 and 500",
         "noise": "noise must be a finite number",
         "seed": "longer than 200 characters",
         "classes": "this data set has 2 classes",

@@ -95,7 +95,7 @@ def test_a_loaded_model_shows_as_what_it_is_not_as_a_run(at):
     open_tab(at, "Keep it")
     at.file_uploader(key="mn_model_file").upload("mine.safetensors", weights).run()
     assert not at.exception
-    said = [i.value for i in at.info if i.value.startswith("Loaded from mine.safetensors")]
+    said = [i.value for i in at.info if i.value.startswith("Loaded from ` mine.safetensors `:")]
     assert (
         said and "784 → 128 → 10" in said[0] and "optimizer sgd" in said[0] and "epochs trained 1" in said[0]
     )
@@ -108,7 +108,7 @@ def test_a_file_without_a_training_record_says_so():
     from mlp.model import MLP
 
     config = MLP(784, [32], 10).config
-    assert "does not record how it was trained" in loaded_sentence("old.safetensors", config, None)
+    assert "does not record how it was trained" in loaded_sentence(config, None)
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,8 @@ are kept to compare.
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -105,18 +107,47 @@ def from_widgets(
     return form.from_widgets(values, fallback, SPECS, fix)
 
 
-def loaded_sentence(name: str, config: Any, training: dict[str, Any] | None) -> str:
+RECORDED = (
+    "optimizer",
+    "lr",
+    "batch_size",
+    "epochs_trained",
+    "weight_decay",
+    "scheduler",
+    "grad_clip",
+    "seed",
+)
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,23}")
+
+
+def recorded_training(meta: Mapping[str, Any]) -> dict[str, Any] | None:
+    """How a model file says it trained, keeping only what this page writes there: known keys,
+    with finite numbers or short names as values. A file can say anything; the rest is dropped
+    (it would reach the screen)."""
+    training = meta.get("training")
+    if not isinstance(training, dict):
+        return None
+    kept = {}
+    for key in RECORDED:
+        value = training.get(key)
+        number = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+        if number or (isinstance(value, str) and _WORD.fullmatch(value)):
+            kept[key] = value
+    return kept or None
+
+
+def loaded_sentence(config: Any, training: dict[str, Any] | None) -> str:
     """What a loaded model is, in a line: its architecture and how its file says it trained."""
     widths = " → ".join(map(str, (config.d_in, *config.hidden, config.d_out)))
     arch = f"{widths} · {config.activation} · {config.init} init"
     if not training:
-        how = "its file does not record how it was trained"
-    else:
-        keys = ("optimizer", "lr", "batch_size", "epochs_trained", "weight_decay", "scheduler")
-        how = "trained with " + ", ".join(
-            f"{k.replace('_', ' ')} {training[k]}" for k in keys if k in training
-        )
-    return f"Loaded from {name}: {arch}; {how}."
+        return f"{arch}; its file does not record how it was trained."
+    keys = ("optimizer", "lr", "batch_size", "epochs_trained", "weight_decay", "scheduler")
+    return (
+        f"{arch}; trained with "
+        + ", ".join(f"{k.replace('_', ' ')} {training[k]}" for k in keys if k in training)
+        + "."
+    )
 
 
 class MnistSession:
@@ -206,9 +237,9 @@ class MnistSession:
         settings = MnistSettings(tuple(c.hidden), c.activation, c.init, c.dropout, epochs=1, device="cpu")
         run = MnistRun(data, settings, name)
         run.model.load_state_dict(model.state_dict())
-        recorded = meta.get("training") if isinstance(meta.get("training"), dict) else None
-        run.mark_loaded(loaded_sentence(name, c, recorded), recorded)
-        run.stop(f"Loaded from {name}.")
+        recorded = recorded_training(meta)
+        run.mark_loaded(loaded_sentence(c, recorded), recorded)
+        run.stop("Loaded from a file.")
         run.finish()
         self.job, self.run, self.loaded_file = None, run, file_id
         self.runs.append(run.summary())

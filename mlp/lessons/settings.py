@@ -152,9 +152,11 @@ def _expected(name: str, default: Any, spec: Spec) -> str:
         return f"{label} must be {spec.widths.help.rstrip('.')}"
     if isinstance(default, bool):
         return f"{label} must be true or false"
+    bounded = spec.low is not None and spec.high is not None
+    limits = f" between {spec.low:g} and {spec.high:g}" if bounded else ""
     if isinstance(default, int):
-        return f"{label} must be a whole number"
-    return f"{label} must be a number"
+        return f"{label} must be a whole number{limits}"
+    return f"{label} must be a number{limits}"
 
 
 def read_link(

@@ -11,7 +11,9 @@ import streamlit as st
 
 from mlp.lessons.catalogue import LESSON, LESSONS, Setup, lessons_for
 from mlp.lessons.challenges import CHALLENGE, CHALLENGES, Challenge, Score, challenges_for
+from mlp.lessons.settings import LinkNote
 from pages.ui.shell import link_query, presenter
+from pages.ui.text import show_link_notes
 
 Load = Callable[[Mapping[str, str]], None]
 
@@ -24,6 +26,8 @@ def _from_link(prefix: str, name: str, setups: Mapping[str, Setup], load: Load) 
     if linked in setups and st.session_state.get(seen) != linked:
         st.session_state[seen] = st.session_state[prefix + name] = linked
         load(setups[linked].query | link_query())
+    elif linked is not None and linked not in setups:
+        show_link_notes([LinkNote(name, linked, f"this page has no {name} of that name")])
 
 
 def lesson_panel(prefix: str, page: str, load: Load) -> dict[str, str]:

@@ -1,0 +1,416 @@
+"""Every place a person or a link puts data in, fed what a lecture hall will feed it.
+
+Each case opens the page as a link would (AppTest, the real shell), puts the input in, and
+asserts three things: no exception; a message that says what was wrong (the `expect` pattern,
+matched against every warning, error and info on the page); and a page that still works
+afterwards (it trains a step, walks a step, or takes a good file). Every text the page shows is
+also checked for Markdown or HTML that could draw a link, an image or an element: a person's
+own text may only appear inside a code span.
+"""
+
+from __future__ import annotations
+
+import io
+import pickle
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image, ImageDraw
+from safetensors.torch import save as save_tensors
+
+from mlp.io import architecture_json, model_to_bytes
+from mlp.model import MLP
+from tests.conftest import open_page
+
+PLAYGROUND, FORWARD, MNIST, HOME = (
+    "pages/playground.py",
+    "pages/forward_backward.py",
+    "pages/mnist.py",
+    "pages/home.py",
+)
+TRAP = "http://127.0.0.1:9/"  # an address nothing listens on: a link or image to it is an injection
+
+
+@dataclass(frozen=True)
+class Case:
+    """One bad input: where it goes and the words its message must contain (a regex)."""
+
+    id: str
+    page: str
+    expect: str
+    query: dict[str, str] = field(default_factory=dict)
+    upload: tuple[str, str, bytes] | None = None  # (uploader key, file name, content)
+
+
+# --- Inputs ----------------------------------------------------------------------------------
+
+
+def csv(text: str) -> bytes:
+    return text.encode()
+
+
+def points(n: int = 30, label=lambda i: i % 2, x1=lambda i: i) -> bytes:
+    rows = "".join(f"{x1(i)},{(i * 7) % 11},{label(i)}\n" for i in range(n))
+    return csv("x1,x2,label\n" + rows)
+
+
+def image(kind: str) -> bytes:
+    """A picture of a '1' in various formats, and pictures that aren't digits."""
+    digit = Image.new("L", (56, 56), 255)
+    ImageDraw.Draw(digit).line([(28, 8), (28, 48)], fill=0, width=6)
+    pictures = {
+        "gif": (digit.convert("P"), "GIF"),
+        "cmyk": (digit.convert("CMYK"), "JPEG"),
+        "png16": (Image.fromarray(np.asarray(digit).astype(np.uint16) * 257), "PNG"),
+        "png": (digit, "PNG"),
+        "1x1": (Image.new("L", (1, 1), 0), "PNG"),
+        "blank": (Image.new("L", (64, 64), 255), "PNG"),
+        "bomb": (Image.new("1", (10_000, 10_000)), "PNG"),  # 12 KB on disk, 100 megapixels
+        "huge bomb": (Image.new("1", (20_000, 20_000)), "PNG"),  # past Pillow's own limit
+    }
+    picture, fmt = pictures[kind]
+    out = io.BytesIO()
+    picture.save(out, fmt)
+    return out.getvalue()
+
+
+def model_file(kind: str) -> bytes:
+    model = MLP(784, [16], 10, seed=0)
+    tensors = {name: t.detach().clone() for name, t in model.state_dict().items()}
+    if kind == "nan":
+        tensors["layers.0.weight"][0, 0] = float("nan")
+    if kind == "wrong shape":
+        tensors["layers.0.weight"] = torch.zeros(16, 783)
+    if kind == "bomb":  # 200 bytes declaring a 784-65536×16-10 network
+        arch = {"model": {"d_in": 784, "hidden": [65536] * 16, "d_out": 10}}
+        return save_tensors({"x": torch.zeros(1)}, metadata={"architecture": str(arch).replace("'", '"')})
+    if kind == "markdown":  # a file whose training record and architecture try to draw a link
+        arch = architecture_json(model, training={"optimizer": f"[log in]({TRAP})", "lr": 0.1})
+        return save_tensors(tensors, metadata={"architecture": arch})
+    return save_tensors(tensors, metadata={"architecture": architecture_json(model)})
+
+
+LONG = "9" * 10_000
+MD_KEY, MD_VALUE = f"[Log in here]({TRAP}login)", f"![]({TRAP}pixel.png)"
+SCRIPT = "<script>alert(1)</script>"
+
+LINKS = [
+    # The playground: numbers, lists, choices, and text that wants to be Markdown or HTML.
+    Case("pg-lr-nan", PLAYGROUND, r"lr=NaN .*lr must be a finite number", {"lr": "NaN"}),
+    Case("pg-lr-inf", PLAYGROUND, r"lr=inf .*lr must be a finite number", {"lr": "inf"}),
+    Case("pg-lr-1e400", PLAYGROUND, r"lr=1e400 .*finite number", {"lr": "1e400"}),
+    Case("pg-lr-negative", PLAYGROUND, r"lr=-1 .*between 0.0001 and 10", {"lr": "-1"}),
+    Case("pg-lr-word", PLAYGROUND, r"lr=fast .*must be a number between", {"lr": "fast"}),
+    Case("pg-n-negative", PLAYGROUND, r"n=-5 .*between 50 and 2000", {"n": "-5"}),
+    Case("pg-n-huge", PLAYGROUND, r"n=1e9 .*between 50 and 2000", {"n": "1e9"}),
+    Case("pg-n-fraction", PLAYGROUND, r"n=12.5 .*whole number", {"n": "12.5"}),
+    Case(
+        "pg-hidden-wide",
+        PLAYGROUND,
+        r"hidden=99999 .*hidden must be 0 to 8 layers of 1 to 128 units",
+        {"hidden": "99999"},
+    ),
+    Case("pg-hidden-deep", PLAYGROUND, r"0 to 8 layers", {"hidden": "-".join(["4"] * 40)}),
+    Case("pg-hidden-huge-list", PLAYGROUND, r"longer than", {"hidden": ",".join(["8"] * 5000)}),
+    Case("pg-hidden-word", PLAYGROUND, r"not a whole number|hidden must be", {"hidden": "lots"}),
+    Case("pg-data-unknown", PLAYGROUND, r"data=.*must be one of", {"data": "mnist"}),
+    Case("pg-data-script", PLAYGROUND, r"must be one of", {"data": SCRIPT}),
+    Case("pg-key-markdown", PLAYGROUND, r"no such setting", {MD_KEY: "1"}),
+    Case("pg-value-image", PLAYGROUND, r"lr=.*must be a number", {"lr": MD_VALUE}),
+    Case("pg-key-html", PLAYGROUND, r"no such setting", {"<b>bold</b>": "<img src=x>"}),
+    Case("pg-long-value", PLAYGROUND, r"longer than", {"seed": LONG}),
+    Case("pg-speed-zero", PLAYGROUND, r"speed=0 .*between 1 and 500", {"speed": "0"}),
+    Case("pg-speed-fraction", PLAYGROUND, r"speed=2.5 .*whole number", {"speed": "2.5"}),
+    Case("pg-classes-9", PLAYGROUND, r"classes=9 .*between 2 and 5", {"classes": "9"}),
+    Case("pg-batch-negative", PLAYGROUND, r"bs=-1 .*between 0 and 5000", {"bs": "-1"}),
+    Case("pg-seed-2-40", PLAYGROUND, r"seed=1099511627776 .*between 0 and", {"seed": str(2**40)}),
+    Case("pg-engine-unknown", PLAYGROUND, r"engine=gpu .*must be one of", {"engine": "gpu"}),
+    Case(
+        "pg-lesson-unknown",
+        PLAYGROUND,
+        r"lesson=no-such-lesson .*no lesson of that name",
+        {"lesson": "no-such-lesson"},
+    ),
+    Case("pg-challenge-script", PLAYGROUND, r"no challenge of that name", {"challenge": SCRIPT}),
+    Case("pg-many-unknown", PLAYGROUND, r"more link parameters", {f"k{i}": "1" for i in range(200)}),
+    # The forward & backward page: its network, batch and view.
+    Case("fb-n-zero", FORWARD, r"n=0 .*between 1 and 1024", {"n": "0"}),
+    Case("fb-d_in-huge", FORWARD, r"d_in=1000000 .*between 1 and 1024", {"d_in": "1000000"}),
+    Case("fb-k-one", FORWARD, r"k=1 .*between 2 and 100", {"k": "1"}),
+    Case("fb-step-unknown", FORWARD, r"step=zz .*", {"step": "zz"}),
+    Case("fb-tab-html", FORWARD, r"must be one of", {"tab": "<b>init</b>"}),
+    Case("fb-depth-huge", FORWARD, r"depth=1000 .*between 4 and 20", {"depth": "1000"}),
+    Case("fb-input-unknown", FORWARD, r"input=file .*must be one of", {"input": "file"}),
+    Case("fb-break-maybe", FORWARD, r"break=maybe .*", {"break": "maybe"}),
+    Case("fb-toy-markdown", FORWARD, r"must be one of", {"toy": MD_KEY}),
+    Case("fb-hidden-nan", FORWARD, r"hidden=nan", {"hidden": "nan"}),
+    # The MNIST page: network and training settings.
+    Case("mn-epochs-zero", MNIST, r"epochs=0 .*between 1 and 100", {"epochs": "0"}),
+    Case("mn-lr-huge", MNIST, r"lr=1e400 .*finite", {"lr": "1e400"}),
+    Case("mn-bs-huge", MNIST, r"bs=1000000000 .*between 16 and 1024", {"bs": "1000000000"}),
+    Case("mn-amp-yes", MNIST, r"amp=yes .*", {"amp": "yes"}),
+    Case("mn-device-tpu", MNIST, r"device=tpu .*must be one of", {"device": "tpu"}),
+    Case("mn-hidden-wide", MNIST, r"hidden=100000 .*0 to 4 layers of 1 to 2048 units", {"hidden": "100000"}),
+    Case("mn-key-markdown", MNIST, r"no such setting", {MD_KEY: MD_VALUE}),
+    # Home: only lesson and challenge links mean something there.
+    Case("home-key-markdown", HOME, r"home page has no settings", {MD_KEY: MD_VALUE}),
+]
+
+CSVS = [
+    Case(
+        "csv-wrong-columns",
+        PLAYGROUND,
+        r"Expected the header x1, x2, label",
+        upload=("pg_upload", "a.csv", csv("a,b\n1,2\n")),
+    ),
+    Case(
+        "csv-text",
+        PLAYGROUND,
+        r"Row 2 .*not a finite number",
+        upload=("pg_upload", "t.csv", csv("x1,x2,label\nten,2,0\n" + "1,2,1\n" * 20)),
+    ),
+    Case(
+        "csv-empty", PLAYGROUND, r"not a readable CSV|Expected the header", upload=("pg_upload", "e.csv", b"")
+    ),
+    Case("csv-header-only", PLAYGROUND, r"0 rows", upload=("pg_upload", "h.csv", csv("x1,x2,label\n"))),
+    Case(
+        "csv-one-class", PLAYGROUND, r"two classes", upload=("pg_upload", "o.csv", points(label=lambda i: 0))
+    ),
+    Case(
+        "csv-nine-classes",
+        PLAYGROUND,
+        r"9 different labels; at most 8",
+        upload=("pg_upload", "9.csv", points(60, lambda i: i % 9)),
+    ),
+    Case(
+        "csv-nan",
+        PLAYGROUND,
+        r"not a finite number",
+        upload=("pg_upload", "n.csv", points(x1=lambda i: "nan" if i == 5 else i)),
+    ),
+    Case(
+        "csv-inf",
+        PLAYGROUND,
+        r"not a finite number",
+        upload=("pg_upload", "i.csv", points(x1=lambda i: "inf" if i == 5 else i)),
+    ),
+    Case(
+        "csv-million-rows",
+        PLAYGROUND,
+        r"MB; the limit is 2 MB",
+        upload=("pg_upload", "m.csv", csv("x1,x2,label\n" + "1,2,0\n" * 1_000_000)),
+    ),
+    Case(
+        "csv-20-mb",
+        PLAYGROUND,
+        r"20.0 MB; the limit is 2 MB",
+        upload=("pg_upload", "b.csv", b"1" * 20_000_000),
+    ),
+    Case("csv-binary", PLAYGROUND, r"not a text file", upload=("pg_upload", "x.csv", bytes(range(256)) * 10)),
+    Case(
+        "csv-utf16",
+        PLAYGROUND,
+        r"not a text file",
+        upload=("pg_upload", "u.csv", "x1,x2,label\n1,2,0\n".encode("utf-16")),
+    ),
+    Case(
+        "csv-semicolons",
+        PLAYGROUND,
+        r"Expected the header x1, x2, label",
+        upload=("pg_upload", "s.csv", csv("x1;x2;label\n1;2;0\n" * 12)),
+    ),
+    Case(
+        "csv-labels-fractional",
+        PLAYGROUND,
+        r"whole numbers",
+        upload=("pg_upload", "f.csv", points(label=lambda i: i % 2 + 0.5)),
+    ),
+    Case("csv-too-few", PLAYGROUND, r"at least 10 points", upload=("pg_upload", "few.csv", points(5))),
+    Case(
+        "csv-markdown-cell",
+        PLAYGROUND,
+        r"not a finite number",
+        upload=("pg_upload", "md.csv", points(x1=lambda i: MD_VALUE if i == 3 else i)),
+    ),
+    Case(
+        "csv-markdown-name",
+        PLAYGROUND,
+        r"two classes",
+        upload=("pg_upload", f"{MD_KEY}.csv", points(label=lambda i: 1)),
+    ),
+]
+
+MODELS = [
+    Case(
+        "model-random-bytes",
+        MNIST,
+        r"not a safetensors model file",
+        upload=("mn_model_file", "r.safetensors", np.random.default_rng(0).bytes(4096)),
+    ),
+    Case(
+        "model-pickle",
+        MNIST,
+        r"not a safetensors model file",
+        upload=("mn_model_file", "p.pt", pickle.dumps({"w": [1, 2, 3]})),
+    ),
+    Case("model-empty", MNIST, r"too short", upload=("mn_model_file", "e.safetensors", b"")),
+    Case(
+        "model-50-mb",
+        MNIST,
+        r"not a safetensors model file",
+        upload=("mn_model_file", "big.safetensors", b"\0" * 50_000_000),
+    ),
+    Case(
+        "model-wrong-shape",
+        MNIST,
+        r"don't fit the architecture",
+        upload=("mn_model_file", "w.safetensors", model_file("wrong shape")),
+    ),
+    Case(
+        "model-nan", MNIST, r"NaN or infinite", upload=("mn_model_file", "n.safetensors", model_file("nan"))
+    ),
+    Case(
+        "model-bomb",
+        MNIST,
+        r"don't fit the architecture",
+        upload=("mn_model_file", "b.safetensors", model_file("bomb")),
+    ),
+    Case(
+        "model-2d",
+        MNIST,
+        r"takes 2 inputs; this page needs 784",
+        upload=("mn_model_file", "2d.safetensors", model_to_bytes(MLP(2, [8], 3))),
+    ),
+    Case("model-markdown-name", MNIST, r"too short", upload=("mn_model_file", f"{MD_KEY}.safetensors", b"")),
+    Case(  # a good model whose file name and training record are Markdown: loaded, shown as text
+        "model-markdown-record",
+        MNIST,
+        r"Loaded from ` \[Log in here\].*trained with lr 0.1\.",
+        upload=("mn_model_file", f"{MD_KEY}.safetensors", model_file("markdown")),
+    ),
+]
+
+IMAGES = [
+    Case(
+        "image-not-an-image",
+        MNIST,
+        r"not an image this app can read",
+        upload=("mn_image", "notes.txt", b"not a picture"),
+    ),
+    Case(
+        "image-bomb",
+        MNIST,
+        r"10000×10000 pixels: far too large",
+        upload=("mn_image", "bomb.png", image("bomb")),
+    ),
+    Case(
+        "image-huge-bomb",
+        MNIST,
+        r"over 179 million pixels",
+        upload=("mn_image", "bomb2.png", image("huge bomb")),
+    ),
+    Case("image-1x1", MNIST, r"No digit found", upload=("mn_image", "dot.png", image("1x1"))),
+    Case("image-blank", MNIST, r"No digit found", upload=("mn_image", "blank.png", image("blank"))),
+    Case(
+        "image-truncated",
+        MNIST,
+        r"not an image this app can read",
+        upload=("mn_image", "cut.png", image("png")[:60]),
+    ),
+]
+GOOD_IMAGES = ["gif", "cmyk", "png16"]  # formats a phone or an editor makes: each must be read
+
+CASES = LINKS + CSVS + MODELS + IMAGES
+
+
+# --- Checks ----------------------------------------------------------------------------------
+
+
+def shown(app) -> list[str]:
+    """Every message and text the page shows, sidebar included."""
+    kinds = (app.warning, app.error, app.info, app.success, app.caption, app.markdown, app.toast)
+    return [str(e.value) for kind in kinds for e in kind]
+
+
+def outside_code(text: str) -> str:
+    """The text with its code spans (any fence length) taken out: what Markdown would render."""
+    return re.sub(r"(`+)(?:(?!\1).)*?\1", "", text, flags=re.S)
+
+
+def assert_no_injection(app) -> None:
+    """A person's text may only appear inside a code span: no link, image or HTML of theirs."""
+    for text in shown(app):
+        if text.startswith("<svg"):  # the app's own drawings (no user text reaches them)
+            continue
+        rendered = outside_code(text)
+        assert TRAP not in rendered, text
+        assert "<script" not in rendered and "<img" not in rendered and "<b>" not in rendered, text
+
+
+def open_tab(app, name: str) -> None:
+    """Open one of the MNIST page's lazy tabs (only the open tab's content runs)."""
+    app.session_state["mn_tab"] = name
+    app.run()
+
+
+def load_model(app) -> None:
+    """Put a (small, untrained) model on the MNIST page, so its Try-it tab takes images."""
+    open_tab(app, "Keep it")
+    app.file_uploader(key="mn_model_file").upload("good.safetensors", model_file("good")).run()
+    assert app.session_state["mn_session"].ready
+    open_tab(app, "Try it")
+
+
+def still_works(app, page: str) -> None:
+    """The page does its job after the bad input."""
+    if page == PLAYGROUND:
+        before = app.session_state["pg_run"].trainer.step_count
+        app.button(key="pg_step").click().run()
+        assert app.session_state["pg_run"].trainer.step_count == before + 1
+    elif page == FORWARD:
+        before = app.session_state["fb_jump"]
+        app.button(key="fb_next").click().run()
+        assert app.session_state["fb_jump"] != before
+    elif page == MNIST:
+        open_tab(app, "Keep it")
+        app.file_uploader(key="mn_model_file").upload("good.safetensors", model_file("good")).run()
+        assert app.session_state["mn_session"].ready
+    assert not app.exception, app.exception
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_bad_input_gets_a_clear_message_and_the_page_still_works(case: Case):
+    app = open_page(case.page, case.query)
+    if case.upload is not None:
+        key, name, content = case.upload
+        if key == "mn_image":
+            load_model(app)
+        elif key == "mn_model_file":
+            open_tab(app, "Keep it")
+        app.file_uploader(key=key).upload(name, content).run()
+    assert not app.exception, app.exception
+    messages = [str(e.value) for kind in (app.warning, app.error, app.info) for e in kind]
+    assert any(re.search(case.expect, m) for m in messages), messages
+    assert_no_injection(app)
+    still_works(app, case.page)
+
+
+@pytest.mark.parametrize("kind", GOOD_IMAGES)
+def test_the_image_formats_people_upload_are_read(kind: str):
+    app = open_page(MNIST)
+    load_model(app)
+    app.file_uploader(key="mn_image").upload(f"digit.{kind}", image(kind)).run()
+    assert not app.exception and not app.error, [e.value for e in app.error]
+
+
+def test_there_are_at_least_sixty_cases_of_every_kind():
+    counts = {
+        "link": len(LINKS),
+        "csv": len(CSVS),
+        "model": len(MODELS),
+        "image": len(IMAGES) + len(GOOD_IMAGES),
+    }
+    assert sum(counts.values()) >= 60 and min(counts.values()) >= 6, counts
