@@ -53,7 +53,7 @@ challenge, challenge_link = ui.challenge_picker("pg_", "playground", load)
 with st.sidebar:
     st.selectbox("Preset", list(PRESETS), key="pg_preset", index=None, placeholder="Load…", on_change=preset)
     st.subheader("Data")
-    upload = st.file_uploader("Your own points (CSV: x1, x2, label)", type=["csv"], key="pg_upload")
+    upload = st.file_uploader("Your points (CSV: x1, x2, label)", "csv", key="pg_upload", max_upload_size=2)
     from_file = upload is not None  # the file decides the points: what makes points doesn't apply
     kind = st.selectbox("Data set", KINDS, key="pg_kind", disabled=from_file)
     if kind in MULTICLASS_KINDS:

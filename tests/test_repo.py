@@ -115,3 +115,26 @@ def test_bundled_sample_is_package_data():
     ]
     pyproject = (ROOT / "pyproject.toml").read_text()
     assert '"mlp.data" = ["assets/mnist-sample/*.gz"]' in pyproject
+
+
+def test_every_uploader_asks_for_what_it_needs_and_the_server_cap_is_the_largest():
+    import tomllib
+
+    from mlp.data.digits import MAX_IMAGE_MB
+    from mlp.data.points import MAX_CSV_BYTES
+    from mlp.lessons.mnist import MAX_MODEL_MB
+
+    limits = {}
+    for path in (ROOT / "pages").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "file_uploader":
+                words = {k.arg: ast.unparse(k.value) for k in node.keywords}
+                assert "max_upload_size" in words, f"{path.name}: an uploader without its own limit"
+                limits[ast.literal_eval(words["key"])] = words["max_upload_size"]
+    assert limits == {
+        "pg_upload": str(MAX_CSV_BYTES // 1_000_000),
+        "mn_image": "MAX_IMAGE_MB",
+        "mn_model_file": "MAX_MODEL_MB",
+    }
+    server = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())["server"]["maxUploadSize"]
+    assert server == max(MAX_CSV_BYTES // 1_000_000, MAX_IMAGE_MB, MAX_MODEL_MB)

@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 
+MAX_IMAGE_MB = 10  # a phone photo is 2-8 MB
 MAX_PIXELS = 25_000_000  # refuse images big enough to be a decompression bomb
 NOT_AN_IMAGE = "That file is not an image this app can read (try PNG or JPEG)."
 TOO_LARGE = "The image is {size}: far too large for a photo of one digit (the limit is 25 megapixels)."

@@ -12,7 +12,7 @@ from mlp.data.toy import split
 from mlp.errors import InputError
 
 MAX_CSV_ROWS = 5_000
-MAX_CSV_BYTES = 2_000_000
+MAX_CSV_BYTES = 2_000_000  # also the uploader's limit (2 MB), pages/playground.py
 MAX_CSV_CLASSES = 8
 PLANE = 1.5  # uploaded points are centred and scaled into [-PLANE, PLANE]^2
 

@@ -6,12 +6,12 @@ import pandas as pd
 import streamlit as st
 
 from mlp.data import MnistData, load_mnist
-from mlp.data.digits import digit_from_canvas, digit_from_image
+from mlp.data.digits import MAX_IMAGE_MB, digit_from_canvas, digit_from_image
 from mlp.figures.classes import confusion_figure, digit_grid, probability_bars
 from mlp.figures.curves import compare_figure
 from mlp.figures.plane import neurons_image
 from mlp.lessons.format import loss_text
-from mlp.lessons.mnist import MnistSession
+from mlp.lessons.mnist import MAX_MODEL_MB, MnistSession
 from mlp.lessons.mnist_run import first_layer_weights, predict
 from mlp.metrics import neighbour_correlation
 from pages.ui.pad import digit_pad
@@ -110,7 +110,7 @@ def try_it(session: MnistSession, data: MnistData) -> None:
             st.warning(say(err))
     with upload:
         st.markdown("**Upload a photo**")
-        image_file = st.file_uploader("An image of one digit", key="mn_image")
+        image_file = st.file_uploader("An image of one digit", key="mn_image", max_upload_size=MAX_IMAGE_MB)
         try:
             if image_file is not None:
                 digit = digit_from_image(image_file.getvalue())
@@ -126,7 +126,9 @@ def keep(session: MnistSession, data: MnistData) -> None:
             col.download_button(
                 label, data=make, file_name=name, on_click="ignore", icon=":material/download:"
             )
-    model_file = st.file_uploader("Load a model saved here (.safetensors)", key="mn_model_file")
+    model_file = st.file_uploader(
+        "Load a model saved here (.safetensors)", key="mn_model_file", max_upload_size=MAX_MODEL_MB
+    )
     if model_file is not None and session.loaded_file != model_file.file_id:
         try:
             session.load(data, model_file.getvalue(), model_file.name, model_file.file_id)
