@@ -13,6 +13,7 @@ import pytest
 from mlp.data import mnist
 from mlp.data.mnist import (
     IDXError,
+    RemoteFile,
     cache_dir,
     load_mnist,
     load_sample,
@@ -40,9 +41,12 @@ def fake_mnist(n_train: int = 30, n_test: int = 10, seed: int = 0) -> dict[str, 
     return {name: gzip.compress(idx_bytes(a), mtime=0) for name, a in parts.items()}
 
 
-def files_for(blobs: dict[str, bytes]) -> dict[str, tuple[str, str]]:
-    md5 = {name: hashlib.md5(data).hexdigest() for name, data in blobs.items()}
-    return {role: (name, md5[name]) for role, (name, _) in mnist.MNIST_FILES.items()}
+def files_for(blobs: dict[str, bytes]) -> dict[str, RemoteFile]:
+    """What load_mnist expects of each file: the served bytes' MD5 and size."""
+    return {
+        role: RemoteFile(file.name, hashlib.md5(blobs[file.name]).hexdigest(), len(blobs[file.name]))
+        for role, file in mnist.MNIST_FILES.items()
+    }
 
 
 @pytest.fixture
@@ -136,7 +140,7 @@ def test_download_verifies_caches_and_reuses(served, tmp_path):
     assert data.source == "mnist" and (data.n_train, data.n_test) == (30, 10)
     assert data.x_train.dtype == np.uint8 and data.y_train.dtype == np.int64
     assert "Full MNIST: 30 training and 10 test digits" in data.note
-    for name, md5 in files.values():
+    for name, md5, _ in files.values():
         assert md5_of(tmp_path / name) == md5
     assert leftovers(tmp_path) == []
     assert progress and progress[-1][1] == progress[-1][2]  # the last report is the whole file
@@ -177,13 +181,14 @@ def test_second_mirror_serves_when_the_first_has_nothing(served, tmp_path):
     server, mirror, files = served
     data = load_mnist(tmp_path, mirrors=[f"{server.url}/gone/", mirror], files=files)
     assert data.source == "mnist"
-    assert sum(r.startswith("/gone/") for r in server.requests) == 4  # one 404 each, no retries
+    # One 404, no retry; the mirror that delivered goes first for the other three files.
+    assert sum(r.startswith("/gone/") for r in server.requests) == 1
 
 
 def test_corrupt_cached_file_is_detected_and_fetched_again(served, tmp_path):
     _, mirror, files = served
     load_mnist(tmp_path, mirrors=[mirror], files=files)
-    name, md5 = files["train_labels"]
+    name, md5, _ = files["train_labels"]
     (tmp_path / name).write_bytes((tmp_path / name).read_bytes()[:-7])  # truncated in the cache
     data = load_mnist(tmp_path, mirrors=[mirror], files=files)
     assert data.source == "mnist" and md5_of(tmp_path / name) == md5
@@ -211,7 +216,8 @@ def test_unreachable_network_falls_back_with_banner_text(tmp_path):
 
 def test_downloads_off_and_nothing_cached_says_so(tmp_path):
     data = load_mnist(tmp_path, download=False)
-    assert data.source == "sample" and f"has not been downloaded to {tmp_path} yet" in data.note
+    assert data.source == "sample" and data.reason == "the full MNIST has not been downloaded yet"
+    assert f"Cache folder: {tmp_path}." in data.note  # the note, for the log, names the folder
 
 
 def test_cache_folder_follows_root_then_environment(monkeypatch, tmp_path):

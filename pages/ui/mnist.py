@@ -21,24 +21,36 @@ from pages.ui.text import say
 
 def data_banner(data: MnistData, reload: Callable[[], None]) -> None:
     """Which digits the page trains on, in one line, and (for the sample) a button to fetch the
-    full set; not in presenter mode. The full note (which may name the cache's path) is logged."""
+    full set; not in presenter mode. Visitors see `headline` and `reason`, never the note (which
+    may name the server's cache folder: the page logs it)."""
     if data.source == "mnist" or presenter():
         st.caption(data.headline)
         return
     text, button = st.columns([2.6, 1.4], vertical_alignment="center")
     text.info(data.headline, icon=":material/cloud_off:")
-    if button.button("Download the full MNIST (11 MB)", key="mn_download", icon=":material/download:"):
+    button.button(
+        "Download the full MNIST (11 MB)",
+        key="mn_download",
+        icon=":material/download:",
+        on_click=lambda: st.session_state.update(mn_download_asked=True),  # heard even if a rerun follows
+    )
+    if st.session_state.pop("mn_download_asked", False):
         bar = st.progress(0.0, text="Downloading…")
 
         def progress(name: str, done: int, total: int | None) -> None:
             bar.progress(min(1.0, done / total) if total else 0.0, text=f"{name}: {done / 1e6:.1f} MB")
 
-        full = load_mnist(progress=progress, retries=1, timeout=10)
+        def notice(line: str) -> None:
+            bar.progress(0.0, text=line)
+
+        # One download at a time per server: a visitor who clicks during another's waits for it
+        # (the bar says so), then uses what it cached.
+        full = load_mnist(progress=progress, notice=notice, retries=1, timeout=10)
         if full.source == "mnist":
             reload()
             st.rerun()
         bar.empty()
-        st.error(f"The download did not work, so the sample stays. {full.note}")
+        st.error(f"Download failed: the page keeps the bundled sample because {full.reason}.")
 
 
 @st.cache_data(max_entries=4, show_spinner=False)
