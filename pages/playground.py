@@ -169,7 +169,7 @@ with bar[5]:
 
 
 # --- the live part: the plane every frame, the panels about once a second -----------------------
-@st.fragment(run_every=FRAME_SECONDS if playing else None)
+@ui.live(FRAME_SECONDS, playing)
 def frame() -> None:
     """Trains one frame's steps, then draws the numbers and the plane."""
     start, run = time.perf_counter(), st.session_state.pg_run
@@ -191,7 +191,7 @@ def frame() -> None:
         st.caption(f"{frames.text()}; {ui.collection_text()}")
 
 
-@st.fragment(run_every=PANEL_SECONDS if playing else None)
+@ui.live(PANEL_SECONDS, playing, slow=True)
 def curves() -> None:
     run = st.session_state.pg_run
     if challenge is not None:  # checked live, against what the run has reached so far
@@ -207,7 +207,7 @@ def curves() -> None:
         )
 
 
-@st.fragment(run_every=PANEL_SECONDS if playing else None)
+@ui.live(PANEL_SECONDS, playing, slow=True)
 def network() -> None:
     panels.network_panel(st.session_state.pg_run)
 

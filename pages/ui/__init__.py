@@ -7,12 +7,14 @@ controls  sidebar widgets from a page's specs; settings that survive a page swit
           controls an instructor lets students see
 text      a person's own text shown as text; errors and link notes
 lessons   the lesson and challenge pickers, a challenge checked live, the link to copy
+live      fragments redrawn on a timer, taking turns with every other visitor's
 pad       the digit drawing pad
 plane     the 2D playground's plane, drawn on a canvas
 """
 
 from pages.ui.controls import load_settings, number, page_settings, shown_controls, slider, stops
 from pages.ui.lessons import challenge_picker, challenge_status, lesson_panel, share_link
+from pages.ui.live import live
 from pages.ui.pad import digit_pad
 from pages.ui.plane import plane
 from pages.ui.shell import (
@@ -42,6 +44,7 @@ __all__ = [
     "lesson_panel",
     "link_query",
     "literal",
+    "live",
     "load_settings",
     "number",
     "page_header",

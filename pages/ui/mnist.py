@@ -134,9 +134,11 @@ def try_it(session: MnistSession, data: MnistData) -> None:
 def keep(session: MnistSession, data: MnistData) -> None:
     """Save the finished run's model, or load one saved here."""
     if session.ready:
+        # Bytes, not a deferred download: Streamlit drops a file made on the click after two
+        # script runs anywhere on the server (pages/ui/playground.py's export_panel says more).
         for col, (label, make, name) in zip(st.columns(2), session.run.downloads(), strict=True):
             col.download_button(
-                label, data=make, file_name=name, on_click="ignore", icon=":material/download:"
+                label, data=make(), file_name=name, on_click="ignore", icon=":material/download:"
             )
     model_file = st.file_uploader(
         "Load a model saved here (.safetensors)", key="mn_model_file", max_upload_size=MAX_MODEL_MB

@@ -70,10 +70,26 @@ def compare_panel(run: Playground, dropout: float) -> None:
                 st.warning(say(err))
 
 
+@st.fragment
 def export_panel(run: Playground, uploaded: bool) -> None:
-    """The run's weights, architecture, history and points as files."""
-    with st.expander("Export"):
+    """The run's weights, architecture, history and points as files, as of one step.
+
+    The files are made when the panel opens (or on Refresh) and handed over as bytes. A
+    deferred download would be made on the click, but Streamlit drops a made file after two
+    script runs anywhere on the server, which a class playing does in milliseconds: the click
+    would then fetch nothing.
+    """
+    with st.expander("Export", key="pg_export", on_change="rerun") as box:
+        if not box.open:
+            return
         if uploaded:
             st.warning("Uploaded points are not part of a link; share the CSV along with it.")
-        for col, (label, data, name) in zip(st.columns(4), run.downloads(), strict=True):
+        with run.lock:  # one step's files: the frames wait
+            step = run.trainer.step_count
+            files = [(label, make(), name) for label, make, name in run.downloads()]
+        for col, (label, data, name) in zip(st.columns(4), files, strict=True):
             col.download_button(label, data=data, file_name=name, on_click="ignore")
+        note, refresh = st.columns([4, 1], vertical_alignment="center")
+        playing = " It keeps training: Refresh for the latest." if st.session_state.get("pg_playing") else ""
+        note.caption(f"The run as of step {step:,}.{playing}")
+        refresh.button("Refresh", key="pg_export_refresh", icon=":material/refresh:")

@@ -1,0 +1,264 @@
+"""A lecture hall on one server: K visitors playing the 2D playground, MNIST runs started at once.
+
+Run: python -m bench.load [--sessions 1 8 16] [--seconds 20] [--mnist 2]. Serves the app once
+and, for each K, opens K playground tabs in headless Chromium (each its own visitor, its own
+seed), presses Play in each, starts the MNIST runs, and for `seconds` records: every change of
+each tab's Step counter (a frame that visitor saw), the health endpoint's latency (polled 4× a
+second from another thread, as a load balancer would), the server's memory and CPU, and the
+whole machine's CPU (the browsers share it: know which side you are measuring). MNIST runs are
+timed Start → "done" against the same run alone, measured first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import threading
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from typing import Any
+
+from bench.timing import table
+from tests.harness import chromium, serve_app, wait_for_app
+
+# Counts the frames a visitor sees: each change of the Step metric, read 10× a second.
+WATCH = """() => {
+  window.__frames = 0;
+  let last = null;
+  setInterval(() => {
+    const metric = document.querySelectorAll('[data-testid="stMetric"]')[1];
+    const text = metric ? metric.innerText.split('\\n').pop() : null;
+    if (text !== last) { window.__frames += 1; last = text; }
+  }, 100);
+}"""
+VIEWPORT = {"width": 1280, "height": 720}
+MNIST_EPOCHS = 10
+TTL = 5  # seconds a closed session is kept (Streamlit's default is 120, for reconnecting)
+
+
+def rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS")) / 1024
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time the process has used (user + system)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def machine_busy() -> tuple[float, float]:
+    """(busy, total) CPU seconds of the whole machine since boot, all cores."""
+    with open("/proc/stat") as f:
+        values = [int(v) for v in f.readline().split()[1:]]
+    idle = values[3] + values[4]
+    return (sum(values) - idle) / os.sysconf("SC_CLK_TCK"), sum(values) / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class Probe:
+    """Polls the health endpoint and samples the server's memory from its own thread."""
+
+    url: str
+    pid: int
+    latencies: list[float] = field(default_factory=list)
+    rss: list[float] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.25):
+            start = time.perf_counter()
+            try:
+                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=30) as r:
+                    r.read()
+                self.latencies.append(time.perf_counter() - start)
+            except OSError:
+                self.latencies.append(float("inf"))
+            self.rss.append(rss_mb(self.pid))
+
+    def __enter__(self) -> Probe:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def open_playground(browser, url: str, seed: int):
+    context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    page.set_default_timeout(300_000)
+    page.goto(f"{url}/playground?seed={seed}&epochs=100000")
+    wait_for_app(page, heading="2D playground")
+    return page
+
+
+def start_mnist(browser, url: str):
+    context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    page.set_default_timeout(300_000)
+    page.goto(f"{url}/mnist?epochs={MNIST_EPOCHS}&device=cpu")
+    wait_for_app(page, heading="MNIST")
+    return page
+
+
+def run_mnist(pages: list) -> list[float]:
+    """Press Start on every MNIST page at once; seconds from each press to its "done"."""
+    started = []
+    for page in pages:
+        page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Start").click()
+        started.append(time.perf_counter())
+    times = []
+    for page, start in zip(pages, started, strict=True):
+        page.get_by_test_id("stProgress").get_by_text("done").wait_for()
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def measure(browser, url: str, pid: int, sessions: int, seconds: float, mnist: int) -> dict[str, float]:
+    """One row of the table: K playing visitors and `mnist` MNIST runs, for `seconds`."""
+    players = [open_playground(browser, url, seed) for seed in range(sessions)]
+    trainers = [start_mnist(browser, url) for _ in range(mnist)]
+    for page in players:
+        page.get_by_role("button", name="Play").click()
+    for page in players:
+        page.get_by_role("button", name="Pause").wait_for()
+        page.evaluate(WATCH)
+    server_cpu, (busy, total) = cpu_seconds(pid), machine_busy()
+    with Probe(url, pid) as probe:
+        start = time.perf_counter()
+        mnist_times = run_mnist(trainers) if trainers else []
+        left = seconds - (time.perf_counter() - start)
+        if left > 0:
+            (players or trainers)[0].wait_for_timeout(left * 1000)
+        elapsed = time.perf_counter() - start
+        fps = sorted(page.evaluate("window.__frames") / elapsed for page in players)
+    server_cpu = (cpu_seconds(pid) - server_cpu) / elapsed
+    busy2, total2 = machine_busy()
+    pause_seconds = []
+    for page in players:  # a click must still land: Pause, timed until the page shows Play
+        clicked = time.perf_counter()
+        page.get_by_role("button", name="Pause").click()
+        page.get_by_role("button", name="Play").wait_for()
+        pause_seconds.append(time.perf_counter() - clicked)
+    for page in players + trainers:
+        page.context.close()
+    latencies = sorted(probe.latencies) or [float("nan")]
+    return {
+        "sessions": sessions,
+        "fps min": fps[0] if fps else float("nan"),
+        "fps median": statistics.median(fps) if fps else float("nan"),
+        "mnist s": max(mnist_times) if mnist_times else float("nan"),
+        "health median s": statistics.median(latencies),
+        "health p95 s": latencies[int(0.95 * (len(latencies) - 1))],
+        "health max s": latencies[-1],
+        "pause max s": max(pause_seconds) if pause_seconds else float("nan"),
+        "rss peak MB": max(probe.rss),
+        "server cpu %": 100 * server_cpu,
+        "machine cpu %": 100 * (busy2 - busy) / (total2 - total) * os.cpu_count(),
+    }
+
+
+def lecture_hall(
+    counts: list[int], seconds: float, mnist: int, visitors: int = 0, options: dict[str, str] | None = None
+) -> tuple[list[dict[str, float]], dict[str, Any]]:
+    """Every K in `counts` against one server; the server's memory before, and after the
+    sessions closed and expired (`server.disconnectedSessionTTL` is set short for that); then
+    `visitors` more coming and going, ten at a time, and the memory after each ten."""
+    options = {"server.disconnectedSessionTTL": str(TTL), **(options or {})}
+    with serve_app("bench-load.log", options) as url, chromium() as browser:
+        pid = serve_app.pid
+        memory = {"rss start MB": rss_mb(pid)}
+        alone = measure(browser, url, pid, 0, 0, mnist=1)["mnist s"] if mnist else float("nan")
+        rows = []
+        for k in counts:
+            row = measure(browser, url, pid, k, seconds, mnist)
+            row["mnist vs alone"] = row["mnist s"] / alone
+            rows.append(row)
+        memory["rss peak MB"] = max(row["rss peak MB"] for row in rows)
+        memory["rss after MB"] = expire(browser, url, pid, TTL)
+        memory["mnist alone s"] = alone
+        memory["churn MB"] = churn(browser, url, pid, visitors) if visitors else []
+    return rows, memory
+
+
+def churn(browser, url: str, pid: int, sessions: int = 50, batch: int = 10, ttl: float = TTL) -> list[float]:
+    """Visitors come and go: `batch` at a time open the playground, play a few frames and close,
+    `sessions` in all. The server's RSS after each batch has gone (past the session TTL)."""
+    after = []
+    for _ in range(sessions // batch):
+        pages = [open_playground(browser, url, seed) for seed in range(batch)]
+        for page in pages:
+            page.get_by_role("button", name="Play").click()
+        for page in pages:
+            page.get_by_role("button", name="Pause").wait_for()
+        pages[0].wait_for_timeout(2000)
+        for page in pages:
+            page.context.close()
+        after.append(expire(browser, url, pid, ttl))
+    return after
+
+
+def expire(browser, url: str, pid: int, ttl: float) -> float:
+    """The server's RSS once closed sessions have outlived their TTL. Streamlit drops expired
+    sessions when its session store is next used, so a visitor comes and goes to make that happen."""
+    time.sleep(ttl + 1)
+    context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    page.goto(url)
+    wait_for_app(page)
+    context.close()
+    time.sleep(1)
+    return rss_mb(pid)
+
+
+COLUMNS = (
+    ("sessions", "K", "{:.0f}"),
+    ("fps min", "frames/s min", "{:.2f}"),
+    ("fps median", "frames/s median", "{:.2f}"),
+    ("mnist vs alone", "MNIST vs alone", "{:.1f}×"),
+    ("health median s", "health median", "{:.2f} s"),
+    ("health p95 s", "health p95", "{:.2f} s"),
+    ("health max s", "health max", "{:.2f} s"),
+    ("pause max s", "Pause lands in", "{:.1f} s"),
+    ("rss peak MB", "RSS peak", "{:.0f} MB"),
+    ("server cpu %", "server CPU", "{:.0f}%"),
+    ("machine cpu %", "machine CPU", "{:.0f}%"),
+)
+
+
+def report(rows: list[dict[str, float]], memory: dict[str, float]) -> str:
+    cells = [tuple(fmt.format(row[key]) for key, _, fmt in COLUMNS) for row in rows]
+    lines = [table(cells, tuple(title for _, title, _ in COLUMNS))]
+    lines.append(
+        f"server RSS: {memory['rss start MB']:.0f} MB at start, {memory['rss peak MB']:.0f} MB at peak, "
+        f"{memory['rss after MB']:.0f} MB after every session closed; "
+        f"an MNIST run ({MNIST_EPOCHS} epochs, the sample) alone: {memory['mnist alone s']:.1f} s"
+    )
+    if memory["churn MB"]:
+        steps = ", ".join(f"{mb:.0f}" for mb in memory["churn MB"])
+        lines.append(f"server RSS (MB) after each 10 more visitors came, played and left: {steps}")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, nargs="+", default=[1, 8, 16])
+    parser.add_argument("--seconds", type=float, default=20)
+    parser.add_argument("--mnist", type=int, default=2, help="MNIST runs started with each K")
+    parser.add_argument("--visitors", type=int, default=50, help="then this many come and go, 10 at a time")
+    args = parser.parse_args()
+    rows, memory = lecture_hall(args.sessions, args.seconds, args.mnist, args.visitors)
+    print(f"{args.seconds:g} s of K visitors playing the 2D playground, {args.mnist} MNIST runs at once:")
+    print(report(rows, memory))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,112 @@
+"""Live frames take turns: one process's Python shared fairly among every visitor who is playing.
+
+A server's visitors all run their scripts on threads of one interpreter, so only one of them
+runs Python at a time. Left to themselves, K playing visitors each ask for 10 frames a second;
+once K frames cost more than a second, every thread is always runnable, the interpreter lock
+is handed round 16 ways, the health check waits seconds for its turn and a click waits behind
+frames that never end. Here frames wait in one first-come-first-served line instead (waiting
+threads cost nothing), one at a time, and after each the line rests in proportion to what that
+frame took, so at most `share` of the time goes to frames and the rest to everything else.
+With few visitors nothing changes (a frame every 0.1 s costs ~35 ms of each 100); with many,
+each gets fewer frames, about share / (K × frame cost) a second, and none starves.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+SHARE = 0.6  # of the process's time, at most, for frames; the rest: clicks, health checks, other pages
+ACTIVE_SECONDS = 3.0  # a visitor who took a turn this recently is counted as playing
+
+
+class Turns:
+    """A fair line for live frames. `with turns.turn(who, heed): draw()`."""
+
+    def __init__(self, share: float = SHARE) -> None:
+        if not 0 < share <= 1:
+            raise ValueError(f"share must be in (0, 1]; got {share}")
+        self.share = share
+        self._cond = threading.Condition()
+        self._line: deque[object] = deque()
+        self._busy = False
+        self._rest_until = 0.0  # monotonic time before which no turn starts
+        self._seen: dict[str, float] = {}  # who -> when their last turn ended
+        self.turns = 0
+        self.seconds = 0.0  # spent in turns, in total
+
+    @contextmanager
+    def turn(self, who: str, heed: Callable[[], object] = lambda: None, poll: float = 0.1) -> Iterator[None]:
+        """Wait for this caller's turn, run the block, then let the next one in.
+
+        While it waits, `heed()` is called every `poll` seconds: a page passes something that
+        ends its script run when the visitor has clicked, and the place in line is given up.
+        """
+        ticket = object()
+        with self._cond:
+            self._line.append(ticket)
+        started = None
+        try:
+            while not self._start(ticket, poll):
+                heed()
+            started = time.monotonic()
+            yield
+        finally:
+            with self._cond:
+                if started is None:
+                    self._line.remove(ticket)
+                else:
+                    self._end(who, time.monotonic() - started)
+                self._cond.notify_all()
+
+    def _start(self, ticket: object, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                now = time.monotonic()
+                if self._line[0] is ticket and not self._busy and now >= self._rest_until:
+                    self._line.popleft()
+                    self._busy = True
+                    return True
+                if now >= deadline:
+                    return False
+                wake = deadline if self._busy or self._line[0] is not ticket else self._rest_until
+                self._cond.wait(max(0.0, min(deadline, wake) - now))
+
+    def _end(self, who: str, seconds: float) -> None:
+        now = time.monotonic()
+        self._busy = False
+        self._rest_until = now + seconds * (1 - self.share) / self.share
+        self._seen[who] = now
+        self.turns += 1
+        self.seconds += seconds
+        for name in [n for n, t in self._seen.items() if now - t > ACTIVE_SECONDS]:
+            del self._seen[name]
+
+    @property
+    def waiting(self) -> int:
+        """Frames in line now."""
+        with self._cond:
+            return len(self._line)
+
+    def players(self) -> int:
+        """Visitors who took a turn in the last few seconds."""
+        now = time.monotonic()
+        with self._cond:
+            return sum(1 for t in self._seen.values() if now - t <= ACTIVE_SECONDS)
+
+
+_shared: Turns | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_turns() -> Turns:
+    """The process's one line, made on first use."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = Turns()
+        return _shared

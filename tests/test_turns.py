@@ -1,0 +1,103 @@
+"""mlp.train.turns: live frames in one fair line, one at a time, resting in proportion."""
+
+import itertools
+import threading
+import time
+
+import pytest
+
+from mlp.train.turns import Turns
+
+
+def run_in_line(turns: Turns, names: list[str], seconds: float = 0.0) -> list[tuple[str, float, float]]:
+    """Each name queues (in order) for one turn lasting `seconds`; (name, start, end) per turn."""
+    log, lock = [], threading.Lock()
+    queued = threading.Semaphore(0)
+
+    def visitor(name: str) -> None:
+        def heed() -> None:
+            queued.release()  # first call: this visitor is in line
+
+        with turns.turn(name, heed, poll=0.01):
+            start = time.monotonic()
+            time.sleep(seconds)
+            with lock:
+                log.append((name, start, time.monotonic()))
+
+    holding, blocker = threading.Event(), threading.Event()
+
+    def hold() -> None:  # takes the first turn and keeps it until everyone is in line
+        with turns.turn("holder"):
+            holding.set()
+            blocker.wait(30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert holding.wait(30)
+    threads = []
+    for name in names:  # one after another: each is in line before the next arrives
+        thread = threading.Thread(target=visitor, args=(name,))
+        thread.start()
+        assert queued.acquire(timeout=30)
+        threads.append(thread)
+    blocker.set()
+    for thread in [holder, *threads]:
+        thread.join(30)
+    return log
+
+
+def test_turns_are_taken_one_at_a_time_in_the_order_of_arrival():
+    log = run_in_line(Turns(share=1.0), [f"v{i}" for i in range(8)], seconds=0.005)
+    assert [name for name, _, _ in log] == [f"v{i}" for i in range(8)]
+    for (_, _, end), (_, start, _) in itertools.pairwise(log):
+        assert start >= end  # never two at once
+
+
+def test_after_each_turn_the_line_rests_so_frames_get_at_most_their_share():
+    share = 0.5
+    log = run_in_line(Turns(share=share), ["a", "b", "c", "d"], seconds=0.02)
+    for (_, start, end), (_, next_start, _) in itertools.pairwise(log):
+        took = end - start
+        assert next_start - end >= took * (1 - share) / share * 0.95  # a busy machine only adds
+    busy = sum(end - start for _, start, end in log[:-1])
+    assert busy / (log[-1][1] - log[0][1]) <= share  # from the first turn to the last one's start
+
+
+def test_a_click_while_waiting_gives_up_the_place_and_the_line_moves_on():
+    turns = Turns()
+
+    class ClickedError(Exception):
+        pass
+
+    def heed() -> None:
+        raise ClickedError
+
+    with turns.turn("holder"):
+        with pytest.raises(ClickedError), turns.turn("clicker", heed, poll=0.01):
+            pass  # never reached: the turn wasn't ours yet
+        assert turns.waiting == 0
+    with turns.turn("next"):  # the line isn't stuck behind the one who left
+        pass
+    assert turns.turns == 2
+
+
+def test_an_error_in_a_turn_frees_the_line():
+    turns = Turns()
+    with pytest.raises(RuntimeError), turns.turn("a"):
+        raise RuntimeError("a frame failed")
+    with turns.turn("b"):
+        pass
+    assert turns.turns == 2
+
+
+def test_players_counts_who_took_a_turn_lately():
+    turns = Turns(share=1.0)
+    for name in ("a", "b", "a", "c"):
+        with turns.turn(name):
+            pass
+    assert turns.players() == 3
+
+
+def test_share_must_be_a_fraction():
+    with pytest.raises(ValueError, match="share"):
+        Turns(share=0)
