@@ -145,6 +145,7 @@ def new_seed(_: Playground) -> None:
 
 
 playing = st.session_state.pg_playing
+ui.steady(playing)
 bar = st.columns([1.3, 1.1, 1.2, 1.5, 1.7, 2.4], vertical_alignment="bottom")
 label, icon, key = (
     ("Pause", ":material/pause:", "pg_pause") if playing else ("Play", ":material/play_arrow:", "pg_play")

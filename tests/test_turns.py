@@ -9,8 +9,9 @@ import pytest
 from mlp.train.turns import Turns
 
 
-def run_in_line(turns: Turns, names: list[str], seconds: float = 0.0) -> list[tuple[str, float, float]]:
-    """Each name queues (in order) for one turn lasting `seconds`; (name, start, end) per turn."""
+def run_in_line(turns: Turns, names: list[str], seconds: float = 0.0) -> list[tuple]:
+    """Each name queues (in order) for one turn of `seconds` of CPU work; (name, start, end, CPU
+    seconds) per turn."""
     log, lock = [], threading.Lock()
     queued = threading.Semaphore(0)
 
@@ -19,10 +20,11 @@ def run_in_line(turns: Turns, names: list[str], seconds: float = 0.0) -> list[tu
             queued.release()  # first call: this visitor is in line
 
         with turns.turn(name, heed, poll=0.01):
-            start = time.monotonic()
-            time.sleep(seconds)
+            start, cpu = time.monotonic(), time.thread_time()
+            while time.thread_time() - cpu < seconds:  # a frame's work: CPU time, like drawing
+                pass
             with lock:
-                log.append((name, start, time.monotonic()))
+                log.append((name, start, time.monotonic(), time.thread_time() - cpu))
 
     holding, blocker = threading.Event(), threading.Event()
 
@@ -48,18 +50,17 @@ def run_in_line(turns: Turns, names: list[str], seconds: float = 0.0) -> list[tu
 
 def test_turns_are_taken_one_at_a_time_in_the_order_of_arrival():
     log = run_in_line(Turns(share=1.0), [f"v{i}" for i in range(8)], seconds=0.005)
-    assert [name for name, _, _ in log] == [f"v{i}" for i in range(8)]
-    for (_, _, end), (_, start, _) in itertools.pairwise(log):
+    assert [name for name, *_ in log] == [f"v{i}" for i in range(8)]
+    for (_, _, end, _), (_, start, _, _) in itertools.pairwise(log):
         assert start >= end  # never two at once
 
 
 def test_after_each_turn_the_line_rests_so_frames_get_at_most_their_share():
     share = 0.5
     log = run_in_line(Turns(share=share), ["a", "b", "c", "d"], seconds=0.02)
-    for (_, start, end), (_, next_start, _) in itertools.pairwise(log):
-        took = end - start
-        assert next_start - end >= took * (1 - share) / share * 0.95  # a busy machine only adds
-    busy = sum(end - start for _, start, end in log[:-1])
+    for (_, _, end, cpu), (_, next_start, _, _) in itertools.pairwise(log):
+        assert next_start - end >= cpu * (1 - share) / share * 0.95  # a busy machine only adds
+    busy = sum(cpu for *_, cpu in log[:-1])
     assert busy / (log[-1][1] - log[0][1]) <= share  # from the first turn to the last one's start
 
 

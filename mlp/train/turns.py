@@ -36,7 +36,7 @@ class Turns:
         self._rest_until = 0.0  # monotonic time before which no turn starts
         self._seen: dict[str, float] = {}  # who -> when their last turn ended
         self.turns = 0
-        self.seconds = 0.0  # spent in turns, in total
+        self.seconds = 0.0  # CPU time spent in turns, in total
 
     @contextmanager
     def turn(self, who: str, heed: Callable[[], object] = lambda: None, poll: float = 0.1) -> Iterator[None]:
@@ -52,14 +52,14 @@ class Turns:
         try:
             while not self._start(ticket, poll):
                 heed()
-            started = time.monotonic()
+            started = time.thread_time()
             yield
         finally:
             with self._cond:
                 if started is None:
                     self._line.remove(ticket)
                 else:
-                    self._end(who, time.monotonic() - started)
+                    self._end(who, time.thread_time() - started)
                 self._cond.notify_all()
 
     def _start(self, ticket: object, timeout: float) -> bool:
@@ -77,6 +77,9 @@ class Turns:
                 self._cond.wait(max(0.0, min(deadline, wake) - now))
 
     def _end(self, who: str, seconds: float) -> None:
+        """A turn ended that took `seconds` of CPU time: the line rests in proportion. (CPU time,
+        not the time it lasted: when other programs crowd the machine, a frame lasts long but
+        costs this process no more, and resting longer would only waste the time it gets.)"""
         now = time.monotonic()
         self._busy = False
         self._rest_until = now + seconds * (1 - self.share) / self.share

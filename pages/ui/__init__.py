@@ -14,7 +14,7 @@ plane     the 2D playground's plane, drawn on a canvas
 
 from pages.ui.controls import load_settings, number, page_settings, shown_controls, slider, stops
 from pages.ui.lessons import challenge_picker, challenge_status, lesson_panel, share_link
-from pages.ui.live import live
+from pages.ui.live import live, steady
 from pages.ui.pad import digit_pad
 from pages.ui.plane import plane
 from pages.ui.shell import (
@@ -59,6 +59,7 @@ __all__ = [
     "show_link_notes",
     "shown_controls",
     "slider",
+    "steady",
     "stops",
     "switches_query",
     "training_status",

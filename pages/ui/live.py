@@ -14,7 +14,23 @@ import streamlit as st
 from mlp.train.turns import shared_turns
 
 VISITOR = "visitor"  # session-state key: this visitor's name in the line
-PLAYERS_PER_PANEL_SECOND = 2  # beyond this many players, the slow panels slow down in step
+PLAYERS_PER_PANEL_SECOND = 0.5  # the slow panels redraw every 2 s per player: they cost the browsers most
+
+
+# While a page plays, its live parts wait their turn in the line, up to seconds when many
+# visitors play. Streamlit fades an element whose redraw is pending and animates its "running"
+# icon meanwhile: on a busy server the plane would dim between frames, and the fades and the
+# icon would keep every visitor's browser repainting (the browsers share the cores too).
+STEADY_CSS = """<style>
+[data-testid="stElementContainer"][data-stale="true"] { opacity: 1 !important; transition: none !important; }
+[data-testid="stStatusWidgetRunningIcon"] { visibility: hidden; }
+</style>"""
+
+
+def steady(playing: bool) -> None:
+    """While `playing`: the page's waiting parts stay as they are, without fades or animation."""
+    if playing:
+        st.html(STEADY_CSS)
 
 
 def visitor() -> str:
