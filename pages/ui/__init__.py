@@ -8,6 +8,7 @@ controls  sidebar widgets from a page's specs; settings that survive a page swit
 text      a person's own text shown as text; errors and link notes
 lessons   the lesson and challenge pickers, a challenge checked live, the link to copy
 live      fragments redrawn on a timer, taking turns with every other visitor's
+reconnect a visitor whose session the server lost is told so
 pad       the digit drawing pad
 plane     the 2D playground's plane, drawn on a canvas
 """

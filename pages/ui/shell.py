@@ -13,6 +13,7 @@ from streamlit.runtime.pages_manager import PagesManager
 from mlp.figures.style import for_presenter
 from mlp.lessons.catalogue import LESSON
 from mlp.lessons.challenges import CHALLENGE
+from pages.ui.reconnect import reconnect_notice
 from pages.ui.text import literal
 
 
@@ -71,6 +72,7 @@ def require_shell() -> None:
     config and sidebar. Leaving that mode and rerunning sends the request through app.py,
     on the same page and with the same query string.
     """
+    reconnect_notice()  # first: a browser back from a lost session brings its widgets' values
     if PagesManager.uses_pages_directory:
         PagesManager.uses_pages_directory = False
         st.rerun()

@@ -1,0 +1,46 @@
+"""A visitor whose session the server lost is told so: a replica went down, a server restarted.
+
+When the server a page is connected to goes away, the page reconnects by itself (behind a load
+balancer, to another replica); the next time it runs the page (at once if a run was under way,
+else at the visitor's next click) the browser sends along the values its widgets show. That
+server has no session of that id, so it starts a fresh one: the page's settings come back, from
+the address bar and those widget values, but nothing else that lived in the session does (the
+training, uploaded files, results). A session whose first run brings values for widgets it has
+never drawn is that case and only that one: a new tab, a reload and a shared link bring none,
+so they never show the message.
+"""
+
+import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+CHECKED = "app_reconnect_checked"  # session-state key: this session's first run has looked
+MESSAGE = (  # short enough for a toast's three lines
+    "**The server that held your session went away.** Your settings came back; your training and "
+    "uploads didn't."
+)
+
+
+def browser_brought_widgets() -> bool:
+    """Whether the browser sent values for widgets that this session has never drawn.
+
+    Private, and the one place it is used: Streamlit keeps such values without their widget's
+    metadata, "state gotten from a reconnecting browser" in its own words (WStates in
+    streamlit/runtime/state/session_state.py). tests/test_scale_out.py fails loudly if an
+    upgrade changes that.
+    """
+    ctx = get_script_run_ctx()
+    widgets = ctx.session_state._state._new_widget_state
+    return any(widget not in widgets.widget_metadata for widget in widgets.states)
+
+
+def reconnect_notice() -> None:
+    """On a session's first run, at the top of its page: if the browser came back from a session
+    this server doesn't have, say what came back (a toast, until it is closed).
+
+    Home shows nothing: its one widget, app.py's projector switch, is drawn before this runs.
+    """
+    if CHECKED in st.session_state:
+        return
+    st.session_state[CHECKED] = True
+    if browser_brought_widgets():
+        st.toast(MESSAGE, icon=":material/sync_problem:", duration="infinite")

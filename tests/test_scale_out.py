@@ -1,0 +1,428 @@
+"""Replicas behind nginx, as the README's Hosting section runs them: three app processes on
+127.0.0.1 and nginx in front, from deploy/nginx.conf with the replica block written for their
+ports (deploy/replicas.py), each as a plain process.
+
+Visitors are browser contexts (their own cookies, their own session) going through nginx. With
+affinity each one's requests reach the replica that holds their session: they train, upload and
+download. Killing a replica moves its visitors, and only them, to a fresh session on another
+replica, and tells them so; the other visitors keep theirs. Without affinity (round robin)
+uploads and downloads that reach a replica without the session fail: what the README warns of.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import re
+import shutil
+import subprocess
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from deploy.replicas import (
+    SITE,
+    healthy,
+    nginx_command,
+    nginx_path,
+    replica_env,
+    site_config,
+    start_nginx,
+    start_replica,
+    stop,
+    wait_healthy,
+)
+from mlp.io import model_from_bytes, model_to_bytes
+from mlp.model import MLP
+from tests.conftest import ARTIFACTS, ROOT, _require_browser, shoot, wait_for_app
+from tests.harness import chromium, free_port
+
+COOKIE = "mlp_replica"  # deploy/nginx.conf's: the replica a visitor is pinned to
+LOGS = ARTIFACTS / "scale-out"  # each replica's log, nginx's configs and logs (access.log: who served what)
+MESSAGE = "The server that held your session went away."
+SEED_LABEL = "Seed (initial weights, batch order)"
+
+
+def test_the_shipped_nginx_config_is_what_the_script_writes():
+    ports = [8501, 8502, 8503]
+    assert site_config([f"127.0.0.1:{port}" for port in ports], 8080) == SITE.read_text()
+
+
+def test_nginx_takes_every_upload_streamlit_takes():
+    import tomllib  # Python 3.11+, like the tests that read it in tests/test_repo.py
+
+    server = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())["server"]
+    nginx_mb = int(re.search(r"client_max_body_size (\d+)m;", SITE.read_text())[1])
+    assert nginx_mb > server["maxUploadSize"]  # the file and its form wrapping
+
+
+@pytest.mark.skipif(nginx_path() is None, reason="nginx not found (apt-get install nginx)")
+@pytest.mark.parametrize("affinity", [True, False])
+def test_nginx_accepts_the_config(tmp_path, affinity):
+    site = site_config(["127.0.0.1:8501", "127.0.0.1:8502"], "127.0.0.1:8080", affinity)
+    check = subprocess.run([*nginx_command(tmp_path, site), "-t"], capture_output=True, text=True)
+    assert check.returncode == 0, check.stderr
+
+
+def test_the_reconnect_notice_still_matches_streamlit():
+    """pages/ui/reconnect.py reads private Streamlit state: fail loudly if an upgrade changes it."""
+    from streamlit.runtime.state.safe_session_state import SafeSessionState
+    from streamlit.runtime.state.session_state import SessionState, WStates
+
+    state = SafeSessionState(SessionState(), lambda: None)
+    widgets = state._state._new_widget_state
+    assert isinstance(widgets, WStates) and widgets.states == {} and widgets.widget_metadata == {}
+    assert "reconnecting browser" in inspect.getsource(WStates.__getitem__), (
+        "Streamlit no longer keeps a reconnecting browser's widget values without metadata: "
+        "revisit pages/ui/reconnect.py"
+    )
+
+
+# --- the replicas, nginx and the browsers ------------------------------------------------------
+
+
+@dataclass
+class Cluster:
+    """Three replicas, nginx with affinity (`url`) and without (`round_robin`), one Chromium."""
+
+    browser: object
+    url: str
+    round_robin: str
+    ports: dict[str, int]  # replica name (r1, r2, r3: the cookie's values) -> port
+    replicas: dict[str, subprocess.Popen] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
+
+    def start(self, name: str) -> None:
+        """Start replica `name` (again) and wait until it answers."""
+        self.replicas[name] = start_replica(self.ports[name], self.env, LOGS / f"{name}.log")
+        wait_healthy({self.ports[name]: self.replicas[name]})
+
+    def kill(self, name: str) -> None:
+        """A crash: SIGKILL, no goodbye to its visitors."""
+        self.replicas[name].kill()
+        self.replicas[name].wait()
+
+
+def rss_mb(pid: int) -> float:
+    """Resident memory of a process, in MB (Linux)."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(re.search(r"VmRSS:\s+(\d+)", status)[1]) / 1024
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Cluster]:
+    _require_browser()
+    if nginx_path() is None:
+        if os.environ.get("MLP_REQUIRE_BROWSER"):  # CI: a test that can't run is a failure
+            pytest.fail("nginx not found (apt-get install nginx): the scale-out test can't run")
+        pytest.skip("nginx not found (apt-get install nginx)")
+    shutil.rmtree(LOGS, ignore_errors=True)
+    LOGS.mkdir(parents=True)
+    ports = {f"r{i}": free_port() for i in (1, 2, 3)}
+    url, round_robin = (f"http://127.0.0.1:{free_port()}" for _ in range(2))
+    cluster = Cluster(None, url, round_robin, ports, env=replica_env())
+    nginx: list[subprocess.Popen] = []
+    try:
+        cluster.replicas = {
+            name: start_replica(port, cluster.env, LOGS / f"{name}.log") for name, port in ports.items()
+        }
+        wait_healthy({ports[name]: process for name, process in cluster.replicas.items()})
+        addresses = [f"127.0.0.1:{port}" for port in ports.values()]
+        for base, affinity in ((url, True), (round_robin, False)):
+            site = site_config(addresses, base.removeprefix("http://"), affinity)
+            nginx.append(start_nginx(LOGS / ("nginx" if affinity else "nginx-round-robin"), site))
+        deadline = time.monotonic() + 30
+        while not (healthy(url) and healthy(round_robin)):
+            alive = all(process.poll() is None for process in nginx)
+            assert alive and time.monotonic() < deadline, f"nginx did not start: see {LOGS}"
+            time.sleep(0.1)
+        with chromium() as browser:
+            cluster.browser = browser
+            warm_up(cluster)
+            print("replica memory after its first visit:", memory(cluster))
+            yield cluster
+            print("replica memory at the end:", memory(cluster))
+    finally:
+        stop([*nginx, *cluster.replicas.values()])
+
+
+def memory(cluster: Cluster) -> str:
+    """Each running replica's resident memory, as text."""
+    return ", ".join(
+        f"{name} {rss_mb(p.pid):.0f} MB" for name, p in cluster.replicas.items() if p.poll() is None
+    )
+
+
+def warm_up(cluster: Cluster) -> None:
+    """A first visit to each replica at once (its first session imports torch, plotly, pandas)."""
+    tabs = []
+    for port in cluster.ports.values():
+        tab = cluster.browser.new_page()
+        tab.set_default_timeout(120_000)
+        tab.goto(f"http://127.0.0.1:{port}/")
+        tabs.append(tab)
+    for tab in tabs:
+        wait_for_app(tab)
+        tab.close()
+
+
+@pytest.fixture
+def visitor(cluster, request) -> Iterator[Callable[..., object]]:
+    """Opens a visitor (a browser context of its own) at `url`, pinned to `replica` if given.
+    On failure each visitor's page is saved in tests/artifacts/."""
+    tabs = []
+
+    def open_visitor(url: str, replica: str | None = None):
+        context = cluster.browser.new_context(viewport={"width": 1400, "height": 900})
+        if replica is not None:
+            context.add_cookies([{"name": COOKIE, "value": replica, "url": url}])
+        tab = context.new_page()
+        tab.set_default_timeout(90_000)
+        tabs.append(tab)
+        return tab
+
+    yield open_visitor
+    report = getattr(request.node, "report_call", None)
+    for i, tab in enumerate(tabs):
+        if report is not None and report.failed:
+            shoot(tab, f"FAILED-{request.node.name}-{i}.png")
+        tab.context.close()
+
+
+def replica_of(tab) -> str:
+    """The replica nginx pinned this visitor to (its cookie)."""
+    return next(c["value"] for c in tab.context.cookies() if c["name"] == COOKIE)
+
+
+def open_playground(tab, url: str, query: str = "") -> None:
+    tab.goto(f"{url}/playground{query}")
+    wait_for_app(tab, heading="2D playground")
+
+
+def step_metric(tab):
+    return tab.get_by_test_id("stMetric").nth(1).get_by_test_id("stMetricValue")
+
+
+def press(tab, name: str, times: int = 1) -> None:
+    for _ in range(times):
+        tab.get_by_role("button", name=name, exact=True).click()
+        wait_for_app(tab)
+
+
+def points(n: int) -> bytes:
+    """A CSV of `n` points in two classes."""
+    return b"x1,x2,label\n" + b"".join(f"{i % 7},{i % 5},{i % 2}\n".encode() for i in range(n))
+
+
+def choose_file(tab, name: str, csv: bytes) -> None:
+    """Give the playground's "Your points" uploader a CSV."""
+    box = tab.get_by_test_id("stSidebar").get_by_test_id("stFileUploader")
+    box.locator("input[type=file]").set_input_files({"name": name, "mimeType": "text/csv", "buffer": csv})
+
+
+def upload_points(tab, name: str, csv: bytes) -> None:
+    """Upload a CSV of points, until the page trains on it."""
+    choose_file(tab, name, csv)
+    tab.get_by_text(f"Training on {name}:").wait_for()
+    wait_for_app(tab)
+
+
+def download(tab, label: str) -> bytes:
+    with tab.expect_download() as event:
+        tab.get_by_role("button", name=label).click()
+    return Path(event.value.path()).read_bytes()
+
+
+def answering(url: str, replica: str) -> str | None:
+    """Which replica answers a request that carries `replica` in its cookie."""
+    request = urllib.request.Request(f"{url}/_stcore/health", headers={"Cookie": f"{COOKIE}={replica}"})
+    with urllib.request.urlopen(request, timeout=5) as response:
+        found = re.search(rf"{COOKIE}=(r\d)", " ".join(response.headers.get_all("Set-Cookie") or []))
+    return found[1] if found else None
+
+
+def answered_by(response) -> str | None:
+    """Which replica answered an HTTP response, from the cookie nginx set on it."""
+    found = re.search(rf"{COOKIE}=(r\d)", response.header_value("set-cookie") or "")
+    return found[1] if found else None
+
+
+# --- with affinity: everything works ----------------------------------------------------------
+
+
+@pytest.mark.browser
+def test_through_nginx_a_visitor_trains_uploads_and_downloads(cluster, visitor):
+    tab = visitor(cluster.url)
+    responses = []
+    tab.on("response", lambda response: responses.append(response))
+    open_playground(tab, cluster.url, "?seed=4")
+    press(tab, "Step", 3)
+    expect(step_metric(tab)).to_have_text("3")
+
+    tab.get_by_text("Export", exact=True).click()
+    csv = download(tab, "Data (.csv)")
+    assert csv.startswith(b"x1,x2,label\n") and csv.count(b"\n") > 100
+    model, _ = model_from_bytes(download(tab, "Weights (.safetensors)"))
+    assert model.config.d_in == 2
+
+    upload_points(tab, "my-points.csv", csv)
+    press(tab, "Step")
+    expect(step_metric(tab)).to_have_text("1")  # a new run, on the uploaded points
+
+    tab.get_by_test_id("stSidebarNav").get_by_text("MNIST").click()  # the same session, another page
+    wait_for_app(tab, heading="MNIST")
+    tab.get_by_role("tab", name="Keep it").click()
+    wait_for_app(tab)
+    uploader = tab.get_by_test_id("stFileUploader").locator("input[type=file]")
+    mnist_model = model_to_bytes(MLP(784, [16], 10, seed=0))
+    uploader.set_input_files(
+        {"name": "mine.safetensors", "mimeType": "application/octet-stream", "buffer": mnist_model}
+    )
+    tab.get_by_text("Loaded from").wait_for()
+    wait_for_app(tab)
+
+    served = [r for r in responses if r.url.startswith(cluster.url)]  # not blob: URLs
+    assert {answered_by(r) for r in served} == {replica_of(tab)}  # one replica answered them all
+    uploads = [r for r in served if "/_stcore/upload_file/" in r.url]  # (downloads are no responses)
+    assert uploads and all(r.ok for r in uploads), [(r.status, r.url) for r in uploads]
+    assert tab.locator('[data-testid="stException"]').count() == 0
+
+
+# --- without affinity: uploads and downloads fail ------------------------------------------------
+
+
+Outcome = tuple[str | None, int, str]  # a request's replica, status and answer
+
+
+def until_refused(tab, url: str, act: Callable[[int], Outcome]) -> list[Outcome]:
+    """`act(attempt)` until the request it makes is refused, 8 times at most. Between attempts
+    a request of its own moves the round robin on, so that they can't all reach one replica."""
+    outcomes = []
+    for attempt in range(8):
+        outcomes.append(act(attempt))
+        if outcomes[-1][1] >= 400:
+            break
+        tab.context.request.get(f"{url}/_stcore/health")
+    return outcomes
+
+
+def check_refused(outcomes: list[Outcome], status: int, says: str) -> None:
+    """The last request was refused with `status`, saying `says`, by a replica other than the
+    one (the session's) that took the requests before it."""
+    *taken, (refused_by, last_status, answer) = outcomes
+    assert last_status == status and says in answer, outcomes
+    took = {replica for replica, _, _ in taken}
+    assert len(took) <= 1 and refused_by not in took, outcomes
+
+
+def upload(tab, name: str) -> Outcome:
+    """Choose a CSV for the playground's uploader: the answer to its upload."""
+    with tab.expect_response(lambda r: "/upload_file/" in r.url and r.request.method == "PUT") as put:
+        choose_file(tab, name, points(40))
+    return answered_by(put.value), put.value.status, put.value.text()
+
+
+def click_download(tab, label: str, cluster: Cluster) -> Outcome:
+    """Click a download button: who answered the file's request and how, from the round-robin
+    nginx's access log (a download's answer never reaches the page), and how the download ended."""
+    log = LOGS / "nginx-round-robin" / "access.log"
+
+    def answers() -> list[tuple[str, str]]:
+        return re.findall(r'"GET /media/\S+ HTTP/1.1" (\d+) replica=127.0.0.1:(\d+)', log.read_text())
+
+    before = len(answers())
+    with tab.expect_download() as event:
+        tab.get_by_role("button", name=label).click()
+    failure = event.value.failure()  # once the download has ended
+    deadline = time.monotonic() + 30
+    while len(answers()) == before:  # nginx logs a request as it ends
+        assert time.monotonic() < deadline, f"no download request in {log}"
+        time.sleep(0.05)
+    status, port = answers()[-1]
+    replica = next(name for name, p in cluster.ports.items() if p == int(port))
+    return replica, int(status), failure or "downloaded"
+
+
+@pytest.mark.browser
+def test_without_affinity_uploads_and_downloads_reaching_another_replica_fail(cluster, visitor):
+    url = cluster.round_robin
+    tab = visitor(url)
+    open_playground(tab, url)
+    uploads = until_refused(tab, url, lambda i: upload(tab, f"p{i}.csv"))
+    check_refused(uploads, 400, "Invalid session_id")  # Streamlit: "... without sticky sessions"
+    tab.get_by_text("Export", exact=True).click()
+    downloads = until_refused(tab, url, lambda _: click_download(tab, "History (.csv)", cluster))
+    check_refused(downloads, 404, "")  # Streamlit: MediaFileStorageError, the file isn't there
+    assert downloads[-1][2] != "downloaded"  # the browser got no file
+    print(f"without affinity: {len(uploads)} uploads, {len(downloads)} downloads until one failed")
+
+
+# --- a replica dies: its visitors, and only them, start again -------------------------------------
+
+
+@pytest.mark.browser
+def test_a_killed_replica_moves_its_visitors_to_a_fresh_session_and_no_one_else(cluster, visitor):
+    moved, stays = visitor(cluster.url, replica="r1"), visitor(cluster.url, replica="r2")
+    open_playground(moved, cluster.url, "?seed=4")
+    open_playground(stays, cluster.url, "?seed=5")
+    press(moved, "Step", 3)
+    press(stays, "Step", 2)
+    expect(step_metric(moved)).to_have_text("3")
+    expect(step_metric(stays)).to_have_text("2")
+    assert (replica_of(moved), replica_of(stays)) == ("r1", "r2")
+
+    cluster.kill("r1")
+    killed = time.monotonic()
+    while replica_of(moved) == "r1":  # its page reconnects at once, through nginx, to a backup
+        assert time.monotonic() < killed + 60, "the page did not reconnect"
+        moved.wait_for_timeout(100)
+    print(f"reconnected through nginx {time.monotonic() - killed:.1f} s after the kill")
+    press(moved, "Step")  # its next click runs the page in the fresh session
+    moved.get_by_test_id("stToast").get_by_text(MESSAGE).wait_for()
+    shoot(moved, "scale-out-reconnected.png")
+    expect(step_metric(moved)).to_have_text("0")  # the training is gone...
+    assert seed(moved) == "4"  # ...the settings came back from the address bar
+    press(moved, "Step")
+    expect(step_metric(moved)).to_have_text("1")
+    upload_points(moved, "after.csv", points(20))  # uploads reach its new replica
+
+    press(stays, "Step")  # the other replica's visitor never noticed
+    expect(step_metric(stays)).to_have_text("3")
+    assert replica_of(stays) == "r2" and stays.get_by_test_id("stToast").count() == 0
+
+    cluster.start("r1")  # back, and once nginx sends r1's visitors to it again...
+    deadline = time.monotonic() + 60
+    while answering(cluster.url, "r1") != "r1":  # (nginx waits 10 s to try a failed replica again)
+        assert time.monotonic() < deadline, "nginx did not take r1 back"
+        time.sleep(0.5)
+    upload_points(moved, "later.csv", points(30))  # ...the moved visitor stays with its session
+    assert replica_of(moved) != "r1"
+
+    link = copied_link(moved)
+    assert link == moved.url  # what a teacher copies, from the sidebar or the address bar
+    student = visitor(cluster.url, replica="r3")  # a warm replica; which one doesn't matter here
+    student.goto(link)
+    wait_for_app(student, heading="2D playground")
+    assert seed(student) == "4" and student.get_by_test_id("stToast").count() == 0  # nothing lost
+    moved.reload()
+    wait_for_app(moved, heading="2D playground")
+    assert moved.get_by_test_id("stToast").count() == 0  # a reload: a new session, as asked
+
+
+def seed(tab) -> str:
+    """The seed in the playground's sidebar."""
+    box = tab.get_by_test_id("stSidebar").get_by_label(SEED_LABEL)
+    box.wait_for()
+    return box.input_value()
+
+
+def copied_link(tab) -> str:
+    """The link the page offers to copy (the sidebar's "Link to this setup")."""
+    sidebar = tab.get_by_test_id("stSidebar")
+    sidebar.get_by_text("Link to this setup").click()
+    return sidebar.get_by_test_id("stCode").last.inner_text().strip()
