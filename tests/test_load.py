@@ -8,7 +8,6 @@ It prints the table (the README's comes from `python -m bench.load`).
 import pytest
 
 from bench.load import lecture_hall, report
-from tests.harness import chromium_path
 
 pytestmark = [pytest.mark.browser, pytest.mark.load, pytest.mark.slow, pytest.mark.timeout(1500)]
 
@@ -21,10 +20,8 @@ FLOORS = {"fps at 8": 0.4, "fps at 16": 0.08, "health p95 at 16": 2.0}
 
 
 @pytest.fixture(scope="module")
-def hall():
-    if chromium_path() is None:
-        pytest.skip("Chromium is not installed")
-    rows, memory = lecture_hall([8, 16], seconds=15, mnist=2, visitors=30)
+def hall(browser):
+    rows, memory = lecture_hall([8, 16], seconds=15, mnist=2, visitors=30, browser=browser)
     print("\n" + report(rows, memory) + f"\nthe issue's targets: {TARGETS}; the floors held: {FLOORS}")
     return {row["sessions"]: row for row in rows}, memory
 

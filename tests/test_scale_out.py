@@ -40,7 +40,7 @@ from deploy.replicas import (
 from mlp.io import model_from_bytes, model_to_bytes
 from mlp.model import MLP
 from tests.conftest import ARTIFACTS, ROOT, _require_browser, shoot, wait_for_app
-from tests.harness import chromium, free_port
+from tests.harness import free_port
 
 COOKIE = "mlp_replica"  # deploy/nginx.conf's: the replica a visitor is pinned to
 LOGS = ARTIFACTS / "scale-out"  # each replica's log, nginx's configs and logs (access.log: who served what)
@@ -115,7 +115,9 @@ def rss_mb(pid: int) -> float:
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[Cluster]:
+def cluster(browser) -> Iterator[Cluster]:
+    """Three replicas and nginx in front; the suite's one browser (Playwright's sync API allows
+    one at a time) visits them."""
     _require_browser()
     if nginx_path() is None:
         if os.environ.get("MLP_REQUIRE_BROWSER"):  # CI: a test that can't run is a failure
@@ -141,12 +143,11 @@ def cluster() -> Iterator[Cluster]:
             alive = all(process.poll() is None for process in nginx)
             assert alive and time.monotonic() < deadline, f"nginx did not start: see {LOGS}"
             time.sleep(0.1)
-        with chromium() as browser:
-            cluster.browser = browser
-            warm_up(cluster)
-            print("replica memory after its first visit:", memory(cluster))
-            yield cluster
-            print("replica memory at the end:", memory(cluster))
+        cluster.browser = browser
+        warm_up(cluster)
+        print("replica memory after its first visit:", memory(cluster))
+        yield cluster
+        print("replica memory at the end:", memory(cluster))
     finally:
         stop([*nginx, *cluster.replicas.values()])
 
