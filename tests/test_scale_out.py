@@ -229,7 +229,7 @@ def choose_file(tab, name: str, csv: bytes) -> None:
 def upload_points(tab, name: str, csv: bytes) -> None:
     """Upload a CSV of points, until the page trains on it."""
     choose_file(tab, name, csv)
-    tab.get_by_text(f"Training on {name}:").wait_for()
+    tab.get_by_text(f"Training on {name}:").wait_for(timeout=240_000)  # a suite's busy machine
     wait_for_app(tab)
 
 
