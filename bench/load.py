@@ -127,22 +127,22 @@ class Probe:
         self._thread.join()
 
 
-def open_playground(browser, url: str, seed: int):
+def open_tab(browser, url: str, heading: str):
+    """A visitor of their own (a browser context) at `url`, once its page is drawn."""
     context = browser.new_context(viewport=VIEWPORT)
     page = context.new_page()
     page.set_default_timeout(300_000)
-    page.goto(f"{url}/playground?seed={seed}&epochs=100000")
-    wait_for_app(page, heading="2D playground")
+    page.goto(url)
+    wait_for_app(page, heading=heading)
     return page
+
+
+def open_playground(browser, url: str, seed: int):
+    return open_tab(browser, f"{url}/playground?seed={seed}&epochs=100000", "2D playground")
 
 
 def start_mnist(browser, url: str):
-    context = browser.new_context(viewport=VIEWPORT)
-    page = context.new_page()
-    page.set_default_timeout(300_000)
-    page.goto(f"{url}/mnist?epochs={MNIST_EPOCHS}&device=cpu")
-    wait_for_app(page, heading="MNIST")
-    return page
+    return open_tab(browser, f"{url}/mnist?epochs={MNIST_EPOCHS}&device=cpu", "MNIST")
 
 
 def run_mnist(pages: list) -> list[float]:

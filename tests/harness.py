@@ -11,10 +11,11 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from deploy.replicas import healthy  # the one health check, also the replicas' launcher's
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = Path(os.environ.get("MLP_TEST_ARTIFACTS", ROOT / "tests" / "artifacts"))
@@ -79,14 +80,6 @@ def serve_app(
                 proc.wait(10)
             except subprocess.TimeoutExpired:
                 proc.kill()
-
-
-def healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-            return response.status == 200
-    except OSError:
-        return False
 
 
 @contextmanager

@@ -17,7 +17,7 @@ from mlp.data import MnistData
 from mlp.device import DEVICES
 from mlp.io import model_from_bytes, parameter_shapes
 from mlp.lessons import settings as form
-from mlp.lessons.mnist_run import MnistRun, RunSummary, RunView, predictor
+from mlp.lessons.mnist_run import SUMMARY_FIELDS, MnistRun, RunSummary, RunView, predictor
 from mlp.lessons.settings import LinkNote, Spec, WidthLimits
 from mlp.model import ACTIVATIONS, INITS, MLP, ModelConfig
 from mlp.train import OPTIMIZERS, SCHEDULERS, TrainConfig
@@ -110,16 +110,7 @@ def from_widgets(
     return form.from_widgets(values, fallback, SPECS, fix)
 
 
-RECORDED = (
-    "optimizer",
-    "lr",
-    "batch_size",
-    "epochs_trained",
-    "weight_decay",
-    "scheduler",
-    "grad_clip",
-    "seed",
-)
+RECORDED = (*SUMMARY_FIELDS, "epochs_trained")  # what a model file may say of its training
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,23}")
 
 

@@ -102,14 +102,9 @@ class Turns:
             return sum(1 for t in self._seen.values() if now - t <= ACTIVE_SECONDS)
 
 
-_shared: Turns | None = None
-_shared_lock = threading.Lock()
+_SHARED = Turns()  # cheap to make, so made at import: no lock needed to make it once
 
 
 def shared_turns() -> Turns:
-    """The process's one line, made on first use."""
-    global _shared
-    with _shared_lock:
-        if _shared is None:
-            _shared = Turns()
-        return _shared
+    """The process's one line."""
+    return _SHARED
