@@ -107,7 +107,10 @@ ui.share_link(page_link)
 # drawing into boxes placed higher up, so the rest of the page is drawn before it starts.
 def start() -> None:
     try:
-        session.start(dataset(), st.session_state.mn_settings, shared_executor())
+        # A closed tab's run stops once its session would be dropped (Streamlit keeps it that
+        # long for a visitor who reconnects), even on a server that never gets round to it.
+        keepalive = float(st.get_option("server.disconnectedSessionTTL"))
+        session.start(dataset(), st.session_state.mn_settings, shared_executor(), keepalive)
     except (ValueError, RuntimeError) as err:  # e.g. out of GPU memory, or a bad combination
         st.session_state.mn_error = ui.say(err)
 
@@ -131,7 +134,12 @@ def show(view, parts: tuple[str, ...] = ("progress", "numbers", "curves")) -> No
     if "numbers" in parts:
         numbers(counters, view)
     if "curves" in parts:
-        ui.chart(live_curves_figure(**view.curves), curves)
+        figure = live_curves_figure(**view.curves)
+        # The same figure twice in one script run is the same element twice, which Streamlit
+        # refuses: a queued run's curves, or a run's between two epochs, are drawn once.
+        if (drawn := figure.to_json()) != shown.get("curves"):
+            ui.chart(figure, curves)
+            shown["curves"] = drawn
 
 
 left, right, _ = st.columns([1.3, 1.3, 3.4])
@@ -148,6 +156,7 @@ if challenge is not None:  # checked against the last run this page trained (not
     ran = done.settings if done else settings
     ui.challenge_status("mn_", challenge, ran, scores, to_query(ran) | challenge_link)
 progress, counters, curves = st.empty(), st.empty(), st.empty()
+shown: dict[str, str] = {}  # what this script run drew, as plotly JSON
 if (view := session.view()) is None:
     progress.info("Choose a network and training settings in the sidebar, then press **Start**.")
     ui.chart(live_curves_figure(**EMPTY_CURVES), curves)  # where the curves will go

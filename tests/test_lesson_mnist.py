@@ -1,6 +1,7 @@
 """The MNIST page's model: settings and links, a run as a background job, a visitor's session."""
 
 import gc
+import time
 
 import numpy as np
 import pytest
@@ -204,3 +205,20 @@ def test_the_structure_measure_tells_static_from_strokes():
     strokes = np.zeros((8, 28, 28))
     strokes[:, 10:18, 4:24] = 1.0  # a bar
     assert abs(neighbour_correlation(static)) < 0.1 and neighbour_correlation(strokes) > 0.8
+
+
+def test_a_job_no_page_looks_at_is_cancelled_after_its_keepalive_and_a_watched_one_is_not(sample):
+    # A closed tab's session may never be dropped on a quiet server: the run must notice anyway.
+    executor = Executor(slots=2)
+    watched, left = MnistSession(), MnistSession()
+    watched.start(sample, settings(epochs=100), executor, keepalive=0.5)
+    left.start(sample, settings(epochs=100), executor, keepalive=0.5)
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline:  # the visitor's page polls its run; the other tab is gone
+        assert watched.view() is not None and watched.sidebar_status() is not None
+        time.sleep(0.05)
+    assert left.job.wait(timeout=30) and left.job.state == "cancelled"
+    assert left.job.message == "Its page closed." and left.banner() == ("error", "Its page closed.")
+    assert watched.running
+    watched.stop()
+    assert watched.job.state == "stopped"

@@ -148,7 +148,9 @@ class MnistSession:
     """One visitor's MNIST page: the current job (or a finished run), and every run to compare.
 
     Training runs as a job on the process's executor; the page only polls `view()`. The job's
-    owner is this object: when the visitor's session ends and it is collected, the job stops.
+    owner is this object: when the visitor's session ends and it is collected, the job stops;
+    and with `keepalive`, when no page of theirs has polled (view() or the sidebar's line) for
+    that long: a closed tab.
     """
 
     def __init__(self) -> None:
@@ -158,11 +160,13 @@ class MnistSession:
         self.loaded_file: str | None = None  # the id of the model file loaded last
         self._predictor: tuple[dict, MLP] | None = None  # (the weights it copies, the model)
 
-    def start(self, data: MnistData, settings: MnistSettings, executor: Executor) -> None:
+    def start(
+        self, data: MnistData, settings: MnistSettings, executor: Executor, keepalive: float | None = None
+    ) -> None:
         """Queue a new run; ValueError or RuntimeError (e.g. out of GPU memory) if it can't be built."""
         name = f"run {len(self.runs) + 1}"
         work = MnistRun(data, settings, name, threads=executor.threads_per_job)
-        self.job, self.run = executor.submit(work, name, owner=self), None
+        self.job, self.run = executor.submit(work, name, owner=self, keepalive=keepalive), None
 
     def stop(self, wait: float = 1.0) -> None:
         """Stop the run after its current step, and wait (up to `wait` s) for it to end, so the
@@ -188,6 +192,7 @@ class MnistSession:
     def view(self) -> RunView | None:
         """What there is to show: the job's latest view, or the finished run's."""
         if self.job is not None:  # training, or ended (collected by sync() or not yet)
+            self.job.seen()
             return self.job.view
         return self.run.view() if self.run is not None else None
 
@@ -207,6 +212,7 @@ class MnistSession:
         """One line for the app's sidebar while a run trains, whatever page is open."""
         if not self.running:
             return None
+        self.job.seen()
         view = self.job.view
         if self.job.state == "queued":
             return f"MNIST: {view.name} waiting, number {self.job.position + 1} in the queue"

@@ -3,7 +3,8 @@
 A page never trains in its own script run and never touches the tensors a worker is writing:
 it submits a job, and reads the latest view the worker published (plain numbers, arrays, a
 copy of the weights). A job beyond the executor's slots waits in a queue and knows its place;
-a job whose owner is gone (a visitor's session, garbage-collected) is cancelled and freed.
+a job whose owner is gone is cancelled and freed: its owner (a visitor's session) was
+garbage-collected, or has not looked at the job for `keepalive` seconds (a closed tab).
 """
 
 from __future__ import annotations
@@ -59,7 +60,14 @@ def default_slots() -> int:
 class Job:
     """One run handed to an executor. Read `state`, `view`, `position`; call `stop()` or `cancel()`."""
 
-    def __init__(self, work: Work, name: str, executor: Executor, owner: object | None = None) -> None:
+    def __init__(
+        self,
+        work: Work,
+        name: str,
+        executor: Executor,
+        owner: object | None = None,
+        keepalive: float | None = None,
+    ) -> None:
         self.work = work
         self.name = name
         self.state = "queued"  # queued, running, done, stopped, diverged, cancelled or failed
@@ -74,6 +82,14 @@ class Job:
         self._finished = threading.Event()
         # The owner's death cancels the job; the job holds no reference that would keep it alive.
         self._owner = None if owner is None else weakref.ref(owner, lambda _: self.cancel("Its page closed."))
+        # A session outlives its closed tab until the server reaps it, which may be never on a
+        # quiet server: an owner that stops looking for `keepalive` seconds has gone too.
+        self.keepalive = keepalive
+        self._seen = time.monotonic()
+
+    def seen(self) -> None:
+        """The owner looked at the job (a page drew it): it is still wanted."""
+        self._seen = time.monotonic()
 
     @property
     def active(self) -> bool:
@@ -112,6 +128,8 @@ class Job:
         return f"waited {waited:.2f} s, trained {trained:.2f} s"
 
     def _orphaned(self) -> bool:
+        if self.keepalive is not None and time.monotonic() - self._seen > self.keepalive:
+            return True
         return self._owner is not None and self._owner() is None
 
     def run(self, threads: int) -> None:
@@ -119,10 +137,11 @@ class Job:
         self.state, self.started = "running", time.monotonic()
         try:
             with torch_threads(threads):
-                while not self.work.finished and self._stop is None and not self._orphaned():
+                abandoned = False
+                while not self.work.finished and self._stop is None and not (abandoned := self._orphaned()):
                     self.work.advance(CHUNK_SECONDS)
                     self.view = self.work.view()
-                if self._cancelled or self._orphaned():
+                if self._cancelled or abandoned:
                     self._end("cancelled", self._stop or "Its page closed.")
                     return
                 if self._stop is not None:
@@ -154,9 +173,12 @@ class Executor:
         for worker in self._workers:
             worker.start()
 
-    def submit(self, work: Work, name: str = "run", owner: object | None = None) -> Job:
-        """Queue `work`; it starts as soon as a slot is free. `owner` dying cancels it."""
-        job = Job(work, name, self, owner)
+    def submit(
+        self, work: Work, name: str = "run", owner: object | None = None, keepalive: float | None = None
+    ) -> Job:
+        """Queue `work`; it starts as soon as a slot is free. `owner` dying cancels it, and so
+        does `keepalive` seconds without a `job.seen()`."""
+        job = Job(work, name, self, owner, keepalive)
         with self._lock:
             self._queue.append(job)
             self._lock.notify()

@@ -1,0 +1,69 @@
+"""Training faults on a shared server: a visitor closes their tab mid-run and everyone else is
+served; the run they left frees its slot once their session is gone.
+
+Runs its own server with one training slot (so a second run must queue behind the first) and
+a short `disconnectedSessionTTL` (Streamlit keeps a closed tab's session 120 s by default, so a
+visitor whose Wi-Fi drops comes back to their run).
+"""
+
+import re
+
+import pytest
+
+from tests.harness import serve_app, wait_for_app
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+TTL = 10  # seconds a closed tab's session is kept (and its run, unwatched)
+
+
+@pytest.fixture
+def one_slot_app(browser):
+    with serve_app(
+        "streamlit-faults.log",
+        {"server.disconnectedSessionTTL": str(TTL)},
+        env={"MLP_PLAYGROUND_TRAINING_JOBS": "1"},
+    ) as url:
+        yield url
+
+
+def visitor(browser, url: str, heading: str):
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    tab = context.new_page()
+    tab.set_default_timeout(90_000)
+    tab.goto(url)
+    wait_for_app(tab, heading=heading)
+    return tab
+
+
+def start(tab) -> None:
+    tab.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Start").click()
+
+
+def step_count(tab) -> int:
+    return int(tab.get_by_test_id("stMetric").nth(1).inner_text().split("\n")[-1].replace(",", ""))
+
+
+def test_a_tab_closed_mid_training_frees_its_slot_and_the_others_are_served(browser, one_slot_app):
+    leaver = visitor(browser, f"{one_slot_app}/mnist?epochs=100&bs=16", "MNIST")  # minutes of training
+    start(leaver)
+    leaver.get_by_test_id("stProgress").get_by_text(re.compile("running")).wait_for()
+
+    waiter = visitor(browser, f"{one_slot_app}/mnist?epochs=1", "MNIST")
+    start(waiter)
+    waiter.get_by_text("Waiting for a free training slot on the server: yours is next.").wait_for()
+
+    player = visitor(browser, f"{one_slot_app}/playground?seed=3", "2D playground")
+    player.get_by_role("button", name="Step", exact=True).click()
+    player.get_by_test_id("stMetric").nth(1).get_by_text("1", exact=True).wait_for()  # served meanwhile
+
+    leaver.context.close()  # mid-epoch, without pressing Stop
+
+    # Once the session outlives its TTL, its run is cancelled and the queued one trains to the end.
+    waiter.get_by_test_id("stProgress").get_by_text(re.compile("done")).wait_for(timeout=180_000)
+    waiter.get_by_text("Test accuracy").first.wait_for()
+    player.get_by_role("button", name="Step", exact=True).click()
+    player.get_by_test_id("stMetric").nth(1).get_by_text("2", exact=True).wait_for()
+    for tab in (waiter, player):
+        assert tab.locator('[data-testid="stException"]').count() == 0
+        tab.context.close()
