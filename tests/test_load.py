@@ -9,7 +9,7 @@ import pytest
 
 from bench.load import lecture_hall, report
 
-pytestmark = [pytest.mark.browser, pytest.mark.load, pytest.mark.slow, pytest.mark.timeout(1500)]
+pytestmark = [pytest.mark.browser, pytest.mark.load, pytest.mark.slow, pytest.mark.timeout(900)]
 
 
 # The targets, and the floors this machine holds today (measured: K = 8, 0.67-1.10
@@ -21,7 +21,9 @@ FLOORS = {"fps at 8": 0.4, "fps at 16": 0.08, "health p95 at 16": 2.0}
 
 @pytest.fixture(scope="module")
 def hall(browser):
-    rows, memory = lecture_hall([8, 16], seconds=15, mnist=2, visitors=30, browser=browser)
+    # Shorter than the README's run (python -m bench.load): 10 s a row, MNIST runs of 3 epochs,
+    # 20 visitors coming and going; the suite's time is CI's budget.
+    rows, memory = lecture_hall([8, 16], seconds=10, mnist=2, visitors=20, browser=browser, epochs=3)
     print("\n" + report(rows, memory) + f"\nthe issue's targets: {TARGETS}; the floors held: {FLOORS}")
     return {row["sessions"]: row for row in rows}, memory
 
