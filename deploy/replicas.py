@@ -46,6 +46,11 @@ http {
     log_format replicas '$remote_addr [$time_local] "$request" $status replica=$upstream_addr '
                         'cookie=$cookie_mlp_replica';
     access_log access.log replicas;
+    # No temp files: run as root, nginx's workers are user nobody, who may not reach this folder
+    # (under a 0700 temporary directory, uploads then failed with 500). Request bodies stay in
+    # memory up to the largest upload (site.conf's client_max_body_size), responses stream.
+    client_body_buffer_size 57m;
+    proxy_max_temp_file_size 0;
     client_body_temp_path temp/body;
     proxy_temp_path temp/proxy;
     fastcgi_temp_path temp/fastcgi;
@@ -95,7 +100,6 @@ def nginx_command(folder: Path, site: str) -> list[str]:
     in the foreground, its pid, logs and temp files in `folder` too."""
     nginx = nginx_path() or "nginx"
     (folder / "temp").mkdir(parents=True, exist_ok=True)
-    folder.chmod(0o755)  # run as root, nginx's workers (user nobody) write temp files in here
     (folder / "site.conf").write_text(site)
     (folder / "nginx.conf").write_text(MAIN_CONFIG)
     return [nginx, "-p", f"{folder}/", "-c", "nginx.conf", "-e", "error.log"]
