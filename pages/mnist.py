@@ -118,8 +118,12 @@ def start() -> None:
 def numbers(box, view) -> None:
     """The run's counters (each redraw costs the browser a little: about once a second)."""
     with box.container():
+        # The same children every time: a redraw replaces them in place. A banner that went
+        # (a queued run now running) would otherwise leave the first redraw's numbers under the
+        # new ones until the script run ends, which a training run's doesn't for minutes.
+        note = st.empty()
         if banner := session.banner():
-            getattr(st, banner[0])(banner[1])
+            getattr(note, banner[0])(banner[1])
         for col, (label, value) in zip(st.columns(5), view.metrics, strict=True):
             col.metric(label, value)
         if ui.debug_mode() and session.job is not None:
