@@ -40,10 +40,6 @@ def start(tab) -> None:
     tab.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Start").click()
 
 
-def step_count(tab) -> int:
-    return int(tab.get_by_test_id("stMetric").nth(1).inner_text().split("\n")[-1].replace(",", ""))
-
-
 def test_a_tab_closed_mid_training_frees_its_slot_and_the_others_are_served(browser, one_slot_app):
     leaver = visitor(browser, f"{one_slot_app}/mnist?epochs=100&bs=16", "MNIST")  # minutes of training
     start(leaver)
