@@ -10,7 +10,8 @@ Three layers; arrows point down (tests/test_repo.py checks it):
         device.py     CUDA, then Apple MPS, then the CPU; CPU threads for a block
         io.py         models to safetensors and back, the architecture in the metadata
         errors.py     errors a person caused, with their own text kept apart
-        data/         toy sets, CSV points, MNIST (download, parse, cache, sample), drawn digits
+        data/         toy sets, CSV points, bounded checked downloads, MNIST (parse, cache, sample),
+                      drawn digits
         train/        one engine: config, schedule, optimizer, batches, gradients, guard, trainer
     lessons/          one model per page: its settings (and their link form), its run, what it shows
     figures/          plotly figures and SVG from plain arrays: no training, no settings

@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 
 from mlp.data import mnist
+from mlp.data.download import md5_of
 from mlp.data.mnist import (
     IDXError,
     RemoteFile,
     cache_dir,
     load_mnist,
     load_sample,
-    md5_of,
     parse_idx,
     read_digits,
     read_idx_gz,

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from mlp.data import mnist
+from mlp.data import download, mnist
 from mlp.data.mnist import RemoteFile, load_mnist, main
 from tests.conftest import ROOT, open_page
 from tests.test_mnist import fake_mnist, files_for
@@ -172,7 +172,7 @@ def assert_fell_back(data: mnist.MnistData, why: str, folder: Path, files: dict[
     assert why in data.reason, data.reason
     assert_no_path(data.reason, folder)
     sums = {file.name: file.md5 for file in files.values()}
-    assert all(mnist.md5_of(folder / name) == sums[name] for name in cached(folder))
+    assert all(download.md5_of(folder / name) == sums[name] for name in cached(folder))
     assert leftovers(folder) == []
 
 
@@ -234,16 +234,16 @@ def test_an_answer_past_the_files_size_is_refused_not_stored(mirror, tmp_path, m
     size = 200 * 10**6
     server.routes[f"/mnist/{name}"] = endless(blocks=64, announce=size if announced else None)
     written = []  # bytes written to disk for this file
-    real_write = mnist._Partial.write
+    real_write = download._Partial.write
 
-    def write(part: mnist._Partial, block: bytes) -> None:
+    def write(part: download._Partial, block: bytes) -> None:
         if part.dest.name == name:
             written.append(len(block))
         real_write(part, block)
 
-    monkeypatch.setattr(mnist._Partial, "write", write)
+    monkeypatch.setattr(download._Partial, "write", write)
     data = load_mnist(tmp_path, mirrors=[server.url], files=files, retries=1)
-    cap = int(files["train_labels"].size * mnist.SIZE_MARGIN)
+    cap = int(files["train_labels"].size * download.SIZE_MARGIN)
     if announced:
         assert_fell_back(
             data, f"it announced 200.0 MB for a file of {len(blobs[name])} bytes", tmp_path, files
@@ -388,15 +388,15 @@ print("source:", data.source, flush=True)
 """
 
 
-@pytest.mark.skipif(mnist.fcntl is None, reason="no flock on this system: processes don't take turns")
+@pytest.mark.skipif(download.fcntl is None, reason="no flock on this system: processes don't take turns")
 def test_a_process_waits_for_another_process_download_then_uses_its_files(mirror, tmp_path):
     """This test holds the lock file as a downloading process would; a second process waits,
     and once the files are in place it uses them without asking the mirror."""
     import fcntl
 
     server, files, blobs = mirror
-    tmp_path.joinpath(mnist.LOCK_FILE).touch()
-    with open(tmp_path / mnist.LOCK_FILE, "ab") as lock:
+    tmp_path.joinpath(download.LOCK_FILE).touch()
+    with open(tmp_path / download.LOCK_FILE, "ab") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         child = subprocess.Popen(
             [sys.executable, "-c", CHILD, str(tmp_path), server.url, json.dumps(files)],
@@ -435,7 +435,9 @@ def test_the_command_shows_each_file_in_percent_and_megabytes(mirror, tmp_path, 
     assert main(["--cache", str(tmp_path), "--mirror", server.url]) == 0
     err = capsys.readouterr().err
     for file in files.values():
-        assert f"  {file.name}: 100%  {mnist._size(file.size)} of {mnist._size(file.size)}" in err
+        assert (
+            f"  {file.name}: 100%  {download.size_text(file.size)} of {download.size_text(file.size)}" in err
+        )
     assert "Done: the four files are in" in err and cached(tmp_path) == sorted(blobs)
 
 
