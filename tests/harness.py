@@ -107,6 +107,17 @@ def wait_for_app(tab, heading: str | None = None) -> None:
         quiet = 0 if running else quiet + 1
 
 
+def open_tab(browser, url: str, heading: str, timeout_ms: int, size: tuple[int, int] = (1280, 720)):
+    """A visitor of their own: a new browser context (no shared cookies or session) on `url`,
+    once the page titled `heading` has drawn. Every later wait gets `timeout_ms`."""
+    context = browser.new_context(viewport={"width": size[0], "height": size[1]})
+    tab = context.new_page()
+    tab.set_default_timeout(timeout_ms)
+    tab.goto(url)
+    wait_for_app(tab, heading=heading)
+    return tab
+
+
 def shoot(tab, name: str, width: int = 1400) -> None:
     """Screenshot the whole page: Streamlit scrolls inside its main block, so grow the viewport."""
     selector = '[data-testid="stMain"], [data-testid="stMainBlockContainer"]'

@@ -13,7 +13,7 @@ import torch
 from mlp.io import model_from_bytes
 from mlp.lessons.playground import PRESETS, to_query
 from mlp.lessons.playground_run import current_run
-from tests.conftest import wait_for_app
+from tests.harness import open_tab, wait_for_app
 
 pytestmark = pytest.mark.browser
 
@@ -23,12 +23,7 @@ CLICKS = ("Epoch", "Step", "Step", "Epoch", "Step")
 
 
 def tab(browser, url: str):
-    context = browser.new_context(viewport={"width": 1280, "height": 720})
-    page = context.new_page()
-    page.set_default_timeout(240_000)
-    page.goto(url)
-    wait_for_app(page, heading="2D playground")
-    return page
+    return open_tab(browser, url, "2D playground", timeout_ms=240_000)
 
 
 def step_count(page) -> int:

@@ -10,11 +10,13 @@ import re
 
 import pytest
 
-from tests.harness import serve_app, wait_for_app
+from tests.harness import open_tab, serve_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 TTL = 10  # seconds a closed tab's session is kept (and its run, unwatched)
+
+TIMEOUT_MS = 90_000  # per browser action: a busy suite is slow, a hang still fails
 
 
 @pytest.fixture
@@ -27,29 +29,20 @@ def one_slot_app(browser):
         yield url
 
 
-def visitor(browser, url: str, heading: str):
-    context = browser.new_context(viewport={"width": 1280, "height": 720})
-    tab = context.new_page()
-    tab.set_default_timeout(90_000)
-    tab.goto(url)
-    wait_for_app(tab, heading=heading)
-    return tab
-
-
 def start(tab) -> None:
     tab.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Start").click()
 
 
 def test_a_tab_closed_mid_training_frees_its_slot_and_the_others_are_served(browser, one_slot_app):
-    leaver = visitor(browser, f"{one_slot_app}/mnist?epochs=100&bs=16", "MNIST")  # minutes of training
+    leaver = open_tab(browser, f"{one_slot_app}/mnist?epochs=100&bs=16", "MNIST", TIMEOUT_MS)  # minutes
     start(leaver)
     leaver.get_by_test_id("stProgress").get_by_text(re.compile("running")).wait_for()
 
-    waiter = visitor(browser, f"{one_slot_app}/mnist?epochs=1", "MNIST")
+    waiter = open_tab(browser, f"{one_slot_app}/mnist?epochs=1", "MNIST", TIMEOUT_MS)
     start(waiter)
     waiter.get_by_text("Waiting for a free training slot on the server: yours is next.").wait_for()
 
-    player = visitor(browser, f"{one_slot_app}/playground?seed=3", "2D playground")
+    player = open_tab(browser, f"{one_slot_app}/playground?seed=3", "2D playground", TIMEOUT_MS)
     player.get_by_role("button", name="Step", exact=True).click()
     player.get_by_test_id("stMetric").nth(1).get_by_text("1", exact=True).wait_for()  # served meanwhile
 
