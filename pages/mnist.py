@@ -148,6 +148,7 @@ def show(view, parts: tuple[str, ...] = ("progress", "numbers", "curves")) -> No
 
 left, right, _ = st.columns([1.3, 1.3, 3.4])
 running = session.running
+ui.steady(running)  # while it trains: no fades between redraws, no running animation
 left.button(
     "Start", icon=":material/play_arrow:", type="primary", key="mn_start", on_click=start, disabled=running
 )

@@ -93,6 +93,9 @@ html { font-size: 20px; }
 [data-testid="stMetricValue"] { font-size: 1.4rem; }
 [data-testid="stMetricLabel"] p { font-size: 0.7rem; }
 button[data-testid^="stBaseButton"] { padding-left: 0.5rem; padding-right: 0.5rem; }
+.stPlotlyChart :is(.gtitle, .annotation-text, .legendtext, [class$="title"], [class$="tick"] text) {
+  fill: currentColor !important;  /* the page's own ink: the chart theme's grey washes out on a projector */
+}
 </style>"""
 
 
