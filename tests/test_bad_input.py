@@ -381,7 +381,12 @@ def still_works(app, page: str) -> None:
     assert not app.exception, app.exception
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+# The quick loop feeds the first input of each kind (each is a page run, ~0.35 s); CI feeds all.
+FIRSTS = {id(kind[0]) for kind in (LINKS, CSVS, MODELS, IMAGES)}
+TABLE = [pytest.param(c, id=c.id, marks=() if id(c) in FIRSTS else pytest.mark.slow) for c in CASES]
+
+
+@pytest.mark.parametrize("case", TABLE)
 def test_bad_input_gets_a_clear_message_and_the_page_still_works(case: Case):
     app = open_page(case.page, case.query)
     if case.upload is not None:
@@ -398,6 +403,7 @@ def test_bad_input_gets_a_clear_message_and_the_page_still_works(case: Case):
     still_works(app, case.page)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", GOOD_IMAGES)
 def test_the_image_formats_people_upload_are_read(kind: str):
     app = open_page(MNIST)

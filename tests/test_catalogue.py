@@ -6,6 +6,7 @@ Thresholds are stated here; the measured values (on this project's CI machine) a
 import math
 from dataclasses import replace
 
+import pytest
 import torch
 
 from mlp.data import load_sample
@@ -75,6 +76,7 @@ def test_xor_needs_a_hidden_layer():
     assert last(trained(line.then[1])).val_acc >= 0.95  # measured 1.00
 
 
+@pytest.mark.slow
 def test_depth_beats_width_on_a_spiral_at_the_same_budget():
     lesson = LESSONS["width-depth"]
     wide, deep = trained(lesson.setup), trained(lesson.then[1])
@@ -94,6 +96,7 @@ def test_too_high_a_learning_rate_explodes_and_too_low_a_one_crawls():
     assert last(trained(middle)).val_acc >= 0.95  # measured 1.00
 
 
+@pytest.mark.slow
 def test_a_large_learning_rate_kills_relus_and_leaky_relus_survive():
     lesson = LESSONS["dead-relu"]
     relu, leaky = trained(lesson.setup), trained(lesson.then[1])
@@ -102,6 +105,7 @@ def test_a_large_learning_rate_kills_relus_and_leaky_relus_survive():
     assert last(leaky).val_acc >= 0.95  # measured 0.975
 
 
+@pytest.mark.slow
 def test_a_small_init_shrinks_a_deep_stack_and_stalls_training():
     lesson = LESSONS["init"]
     view, _ = fb.view_from_query(lesson.setup.query, settings_of(lesson.setup))
@@ -115,6 +119,7 @@ def test_a_small_init_shrinks_a_deep_stack_and_stalls_training():
     assert last(he).val_acc >= 0.95  # measured 0.988
 
 
+@pytest.mark.slow
 def test_few_points_and_a_wide_net_over_fit_and_weight_decay_helps():
     lesson = LESSONS["overfitting"]
     free, decayed = trained(lesson.setup), trained(lesson.then[1])
@@ -142,6 +147,7 @@ def test_mnist_in_a_minute():
     assert strokes >= 0.5  # measured 0.79
 
 
+@pytest.mark.slow
 def test_the_teacher_task_its_curve_and_its_2d_version():
     lesson = LESSONS["teacher"]
     batch = fb.make_batch(settings_of(lesson.setup))

@@ -44,7 +44,13 @@ def test_there_are_six_challenges_across_the_pages():
         assert c.goal.endswith(".") and c.start.page == c.solution.page == c.page
 
 
-@pytest.mark.parametrize("key", list(CHALLENGES))
+SLOW = {"spiral-100", "moons-20", "mnist-10k"}  # ~1 s of training each: CI runs them, the quick loop not
+
+
+KEYS = [pytest.param(key, marks=pytest.mark.slow if key in SLOW else ()) for key in CHALLENGES]
+
+
+@pytest.mark.parametrize("key", KEYS)
 def test_the_known_solution_meets_it_and_the_start_does_not(key, sample):
     challenge = CHALLENGES[key]
     solved = verdict(challenge, challenge.solution, sample)

@@ -207,6 +207,7 @@ def test_the_structure_measure_tells_static_from_strokes():
     assert abs(neighbour_correlation(static)) < 0.1 and neighbour_correlation(strokes) > 0.8
 
 
+@pytest.mark.slow
 def test_a_job_no_page_looks_at_is_cancelled_after_its_keepalive_and_a_watched_one_is_not(sample):
     # A closed tab's session may never be dropped on a quiet server: the run must notice anyway.
     executor = Executor(slots=2)

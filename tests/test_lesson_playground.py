@@ -99,6 +99,7 @@ def test_a_loss_that_explodes_at_lr_10_pauses_the_run_and_says_what_to_try(optim
     assert "Training diverged" in run.banner()[1]
 
 
+@pytest.mark.slow
 def test_healthy_presets_are_never_taken_for_exploding():
     for name, settings in PRESETS.items():
         run = Playground(settings, make_points(settings))

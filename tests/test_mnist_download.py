@@ -192,6 +192,7 @@ def test_http_errors_fall_back_and_only_server_errors_are_retried(mirror, tmp_pa
     assert server.count(name) == tries
 
 
+@pytest.mark.slow
 def test_a_mirror_that_never_answers_is_left_after_one_timeout(mirror, tmp_path):
     server, files, blobs = mirror
     with socket.create_server(("127.0.0.1", 0), backlog=8) as silent:  # connects, never answers
@@ -206,6 +207,7 @@ def test_a_mirror_that_never_answers_is_left_after_one_timeout(mirror, tmp_path)
     assert not any(host in line for line in notices[2:])  # the mirror that answered goes first
 
 
+@pytest.mark.slow
 def test_a_stall_mid_file_times_out_and_is_retried(mirror, tmp_path):
     server, files, blobs = mirror
     name = files["test_images"].name
@@ -388,6 +390,7 @@ print("source:", data.source, flush=True)
 """
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(download.fcntl is None, reason="no flock on this system: processes don't take turns")
 def test_a_process_waits_for_another_process_download_then_uses_its_files(mirror, tmp_path):
     """This test holds the lock file as a downloading process would; a second process waits,
@@ -441,6 +444,7 @@ def test_the_command_shows_each_file_in_percent_and_megabytes(mirror, tmp_path, 
     assert "Done: the four files are in" in err and cached(tmp_path) == sorted(blobs)
 
 
+@pytest.mark.slow
 def test_the_command_says_promptly_when_no_mirror_answers(tmp_path, capsys):
     """A stalled proxy used to mean a minute of silence: now each try is a line, then the verdict."""
     with socket.create_server(("127.0.0.1", 0), backlog=8) as silent:

@@ -2,6 +2,8 @@
 
 from urllib.parse import parse_qsl
 
+import pytest
+
 from mlp.lessons import forward_backward as fb
 from mlp.lessons import mnist as mn
 from mlp.lessons import playground as pg
@@ -88,6 +90,7 @@ def test_the_mnist_page_writes_its_settings_into_its_link():
     assert "use at most 10,000 parameters (now 101,770)" in captions
 
 
+@pytest.mark.slow
 def test_every_page_offers_its_link_to_copy():
     for page, prefix in (
         ("pages/playground.py", "pg_"),

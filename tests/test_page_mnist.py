@@ -88,6 +88,7 @@ def test_a_downloaded_model_loads_back_with_identical_predictions(at):
     assert (loaded.evaluation.predicted == trained.evaluation.predicted).all()
 
 
+@pytest.mark.slow
 def test_a_loaded_model_shows_as_what_it_is_not_as_a_run(at):
     at.selectbox(key="mn_optimizer").set_value("sgd").run()
     train(at, epochs=1)
