@@ -1,10 +1,11 @@
 """Data: the 2D toy sets, labelled points from CSV files, MNIST, and digits people draw.
 
-toy     make_2d (blobs, moons, circles, XOR, spirals, teacher) and a stratified split
-teacher the seed notes' task: labels from a fixed random ReLU network (16 inputs, or 2)
-points  a 2D data set split for training and testing; points from a CSV file
-mnist   the IDX parser, download with checksums, the cache, the bundled sample
-digits  a drawn or photographed digit made MNIST-like (28×28, centred)
+toy      make_2d (blobs, moons, circles, XOR, spirals, teacher) and a stratified split
+teacher  the seed notes' task: labels from a fixed random ReLU network (16 inputs, or 2)
+points   a 2D data set split for training and testing; points from a CSV file
+download files into a cache folder, bounded in time and size, checked, atomic, one at a time
+mnist    the mirrors and checksums, the IDX parser, the cache, the bundled sample
+digits   a drawn or photographed digit made MNIST-like (28×28, centred)
 """
 
 from mlp.data.mnist import MnistData, load_mnist, load_sample

@@ -5,7 +5,8 @@ each file's known size (plus a margin), checked as the bytes arrive; its MD5 dec
 it is kept, and it reaches the cache atomically or not at all. One download runs at a time per
 cache folder: a lock for the threads of a process (a server's visitors) and a lock file for
 other processes; the others wait for it, then use what it cached. Every message names no
-local path, so a page can show it to a class.
+local path, so a page can show it to a class; the waiting notices speak of MNIST, the one set
+this app downloads.
 """
 
 from __future__ import annotations
