@@ -216,10 +216,11 @@ def lecture_hall(
     options: dict[str, str] | None = None,
     browser: Any = None,
     epochs: int = MNIST_EPOCHS,
+    batch: int = 10,
 ) -> tuple[list[dict[str, float]], dict[str, Any]]:
     """Every K in `counts` against one server; the server's memory before, and after the
     sessions closed and expired (`server.disconnectedSessionTTL` is set short for that); then
-    `visitors` more coming and going, ten at a time, and the memory after each ten."""
+    `visitors` more coming and going, `batch` at a time, and the memory after each batch."""
     options = {"server.disconnectedSessionTTL": str(TTL), **(options or {})}
     with serve_app("bench-load.log", options) as url, own_browser(browser) as browser:
         pid = serve_app.pid
@@ -234,7 +235,8 @@ def lecture_hall(
         memory["rss peak MB"] = max(row["rss peak MB"] for row in rows)
         memory["rss after MB"] = expire(browser, url, pid, TTL)
         memory["mnist alone s"], memory["mnist epochs"] = alone, epochs
-        memory["churn MB"] = churn(browser, url, pid, visitors) if visitors else []
+        memory["churn MB"] = churn(browser, url, pid, visitors, batch) if visitors else []
+        memory["churn batch"] = batch
         browsers_in_the_back_row(nice=0)  # a lent browser goes back as it came
     return rows, memory
 
@@ -305,7 +307,8 @@ def report(rows: list[dict[str, float]], memory: dict[str, float]) -> str:
     )
     if memory["churn MB"]:
         steps = ", ".join(f"{mb:.0f}" for mb in memory["churn MB"])
-        lines.append(f"server RSS (MB) after each 10 more visitors came, played and left: {steps}")
+        batch = memory["churn batch"]
+        lines.append(f"server RSS (MB) after each {batch} more visitors came, played and left: {steps}")
     return "\n".join(lines)
 
 
