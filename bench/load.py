@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench.timing import table
-from tests.harness import chromium, serve_app, wait_for_app
+from tests.harness import chromium, open_tab, serve_app, wait_for_app
 
 # Counts the frames a visitor sees: each change of the Step metric, read 10× a second.
 WATCH = """() => {
@@ -131,22 +131,12 @@ class Probe:
         self._thread.join()
 
 
-def open_tab(browser, url: str, heading: str):
-    """A visitor of their own (a browser context) at `url`, once its page is drawn."""
-    context = browser.new_context(viewport=VIEWPORT)
-    page = context.new_page()
-    page.set_default_timeout(TIMEOUT_MS)
-    page.goto(url)
-    wait_for_app(page, heading=heading)
-    return page
-
-
 def open_playground(browser, url: str, seed: int):
-    return open_tab(browser, f"{url}/playground?seed={seed}&epochs=100000", "2D playground")
+    return open_tab(browser, f"{url}/playground?seed={seed}&epochs=100000", "2D playground", TIMEOUT_MS)
 
 
 def start_mnist(browser, url: str, epochs: int = MNIST_EPOCHS):
-    return open_tab(browser, f"{url}/mnist?epochs={epochs}&device=cpu", "MNIST")
+    return open_tab(browser, f"{url}/mnist?epochs={epochs}&device=cpu", "MNIST", TIMEOUT_MS)
 
 
 def run_mnist(pages: list) -> list[float]:

@@ -382,8 +382,8 @@ def still_works(app, page: str) -> None:
 
 
 # The quick loop feeds the first input of each kind (each is a page run, ~0.35 s); CI feeds all.
-FIRSTS = {id(kind[0]) for kind in (LINKS, CSVS, MODELS, IMAGES)}
-TABLE = [pytest.param(c, id=c.id, marks=() if id(c) in FIRSTS else pytest.mark.slow) for c in CASES]
+FIRSTS = {kind[0].id for kind in (LINKS, CSVS, MODELS, IMAGES)}
+TABLE = [pytest.param(c, id=c.id, marks=() if c.id in FIRSTS else pytest.mark.slow) for c in CASES]
 
 
 @pytest.mark.parametrize("case", TABLE)
