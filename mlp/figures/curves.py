@@ -68,10 +68,13 @@ def loss_accuracy_figure(curves: Sequence[Curve], height: int = 320) -> go.Figur
     traces = [_line(c.x, c.loss, c.name, 1, c.color, c.dash, c.markers) for c in curves]
     traces += [_line(c.x, c.acc, c.name, 2, c.color, c.dash, c.markers) for c in curves]
     panel = {"xref": "paper", "yref": "paper", "y": 1.0, "yanchor": "bottom", "showarrow": False}
+    # Few, upright epoch ticks: in a narrow panel at presenter size, plotly would turn many
+    # labels on their side, and they would push the axis title into the legend below.
+    epoch_axis = {"title": {"text": "epoch"}, "rangemode": "tozero", "nticks": 4, "tickangle": 0}
     layout = layout_dict(height)
     layout |= {
-        "xaxis": {"domain": [0, 0.46], "title": {"text": "epoch"}, "rangemode": "tozero"},
-        "xaxis2": {"domain": [0.54, 1], "title": {"text": "epoch"}, "anchor": "y2", "rangemode": "tozero"},
+        "xaxis": epoch_axis | {"domain": [0, 0.46]},
+        "xaxis2": epoch_axis | {"domain": [0.54, 1], "anchor": "y2"},
         "yaxis": log_ticks([c.loss for c in curves]) | {"title": {"text": "cross-entropy (log scale)"}},
         # The accuracy's ticks on its right: at any font size they stay clear of the loss panel.
         "yaxis2": {"range": [0, 1.02], "anchor": "x2", "tickformat": ".0%", "side": "right"},
