@@ -1,23 +1,33 @@
-"""MLP Playground: registers the pages, sets the page config and the shared sidebar."""
+"""MLP Playground: the pages, the page config and the shared sidebar; and the server they run on.
+
+`streamlit run app.py` finds `app` below (an st.App: Streamlit's own server plus the 2D
+playground's frame route, pages/ui/frames.py) and serves it. Every visitor's run of the script
+then takes the other branch: Streamlit runs the script as `__main__`.
+"""
 
 import streamlit as st
 
-from pages.ui import presenter_toggle, training_status, warm_up
+if __name__ == "__main__":
+    from pages.ui import presenter_toggle, training_status, warm_up
 
-st.set_page_config(page_title="MLP Playground", page_icon=":material/hub:", layout="wide")
+    st.set_page_config(page_title="MLP Playground", page_icon=":material/hub:", layout="wide")
 
-pages = [
-    st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
-    st.Page("pages/forward_backward.py", title="Forward & backward", icon=":material/function:"),
-    st.Page("pages/playground.py", title="2D playground", icon=":material/scatter_plot:"),
-    st.Page("pages/mnist.py", title="MNIST", icon=":material/draw:"),
-]
-navigation = st.navigation(pages)
-warm_up()  # once per process: a rerun's garbage collection then walks only what reruns make
+    pages = [
+        st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
+        st.Page("pages/forward_backward.py", title="Forward & backward", icon=":material/function:"),
+        st.Page("pages/playground.py", title="2D playground", icon=":material/scatter_plot:"),
+        st.Page("pages/mnist.py", title="MNIST", icon=":material/draw:"),
+    ]
+    navigation = st.navigation(pages)
+    warm_up()  # once per process: a rerun's garbage collection then walks only what reruns make
 
-with st.sidebar:
-    presenter_toggle()
-    training_status(navigation.url_path)  # a run trains on while its visitor looks elsewhere
-    st.caption("MNIST digits by LeCun, Cortes and Burges, CC BY-SA 3.0.")
+    with st.sidebar:
+        presenter_toggle()
+        training_status(navigation.url_path)  # a run trains on while its visitor looks elsewhere
+        st.caption("MNIST digits by LeCun, Cortes and Burges, CC BY-SA 3.0.")
 
-navigation.run()
+    navigation.run()
+else:
+    from pages.ui.frames import ROUTES
+
+    app = st.App("app.py", routes=ROUTES)

@@ -15,15 +15,14 @@ import re
 import time
 
 from bench.timing import table
-from tests.harness import chromium, serve_app, wait_for_app
+from tests.harness import PLANE_STEP_JS, chromium, serve_app, wait_for_app
 
 WATCH = """() => {
   window.__frames = [];
   window.__long = 0;
   let last = null;
   const tick = () => {
-    const metric = document.querySelectorAll('[data-testid="stMetric"]')[1];
-    const text = metric ? metric.innerText.split('\\n').pop() : null;
+    const text = PLANE_STEP;
     if (text !== last) { window.__frames.push(performance.now()); last = text; }
     requestAnimationFrame(tick);
   };
@@ -31,7 +30,7 @@ WATCH = """() => {
   new PerformanceObserver((list) => {
     for (const e of list.getEntries()) window.__long += e.duration;
   }).observe({ type: "longtask", buffered: false });
-}"""
+}""".replace("PLANE_STEP", PLANE_STEP_JS)
 
 
 def measure(url: str, seconds: float, speed: int) -> dict[str, float]:

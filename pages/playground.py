@@ -1,16 +1,13 @@
 """2D playground: train a small network live on toy data and watch its decision boundary."""
 
-import time
-
 import streamlit as st
 
 import pages.ui as ui
 from mlp.data import KINDS, MULTICLASS_KINDS, read_points_csv
 from mlp.figures.classes import confusion_figure
 from mlp.figures.curves import epoch_curves_figure
-from mlp.figures.plane import plane_view
+from mlp.figures.plane import plane_points
 from mlp.lessons.challenges import playground_scores
-from mlp.lessons.format import FrameRate
 from mlp.lessons.playground import PRESETS, SPECS, WIDTHS, from_query, from_widgets, link
 from mlp.lessons.playground_run import Playground, current_run
 from mlp.model import ACTIVATIONS, INITS
@@ -20,7 +17,6 @@ from pages.ui.shell import COMPARE
 
 ui.require_shell()
 
-FRAME_SECONDS = 0.1  # the plane and the numbers: up to 10 frames a second
 PANEL_SECONDS = 1.0  # curves, confusion and unit maps change slowly: redraw them once a second
 
 
@@ -130,13 +126,19 @@ ui.share_link(page_link)
 
 
 # --- controls ----------------------------------------------------------------------------------
+stream = ui.plane_stream()  # what the plane's own requests for frames train and draw (pages/ui/frames.py)
+
+
 def play(on: bool) -> None:
     # Idempotent on purpose: a click that reaches the server twice must not undo itself.
     st.session_state.pg_playing = on and not st.session_state.pg_run.trainer.finished
+    if not on:
+        stream.pause()  # before anything else: no frame trains after the click is heard
 
 
 def pause_then(action) -> None:
     st.session_state.pg_playing = False
+    stream.pause()
     action(st.session_state.pg_run)
 
 
@@ -144,6 +146,8 @@ def new_seed(_: Playground) -> None:
     st.session_state.pg_seed += 1
 
 
+if st.session_state.pg_playing and run.trainer.finished:  # a frame ended it: the page says why
+    st.session_state.pg_playing = False
 playing = st.session_state.pg_playing
 ui.steady(playing)
 bar = st.columns([1.3, 1.1, 1.2, 1.5, 1.7, 2.4], vertical_alignment="bottom")
@@ -169,27 +173,17 @@ with bar[5]:
     ui.stops("Speed (steps per frame)", SPECS["speed"], "pg_speed", str)
 
 
-# --- the live part: the plane every frame, the panels about once a second -----------------------
-@ui.live(FRAME_SECONDS, playing)
-def frame() -> None:
-    """Trains one frame's steps, then draws the numbers and the plane."""
-    start, run = time.perf_counter(), st.session_state.pg_run
-    if st.session_state.pg_playing:
-        run.run(st.session_state.pg_speed)
-        if run.trainer.finished:
-            st.session_state.pg_playing = False
-            st.rerun()  # the whole page, to stop the timers and show why
-    for col, (name, value) in zip(st.columns(5), run.live_metrics(), strict=True):
-        col.metric(name, value)
+# --- the live part: the plane fetches its own frames; the panels redraw about once a second -------
+def plane_and_numbers() -> None:
+    """The numbers, what the page must say about the run, and the plane."""
+    now = stream.update(run, st.session_state.pg_speed, playing)
     if banner := run.banner():
         icons = {"error": ":material/warning:", "warning": ":material/heart_broken:", "info": None}
         getattr(st, banner[0])(banner[1], icon=icons[banner[0]])
-    show_test = st.session_state.pg_show_test
-    ui.plane(plane_view(run.grid_probs(), run.points, show_test), run.trainer.step_count, key="pg_plane")
-    frames: FrameRate = st.session_state.setdefault("pg_frames", FrameRate())
-    frames.tick(time.perf_counter() - start)
+    points = plane_points(run.points, st.session_state.pg_show_test)
+    ui.plane(stream, now, points, ui.presenter(), ui.debug_mode())
     if ui.debug_mode():
-        st.caption(f"{frames.text()}; {ui.collection_text()}")
+        st.caption(f"{stream.rate.text()}; {ui.collection_text()}")
 
 
 @ui.live(PANEL_SECONDS, playing, slow=True)
@@ -215,7 +209,7 @@ def network() -> None:
 
 left, right = st.columns([3, 2], gap="medium")
 with left:
-    frame()
+    plane_and_numbers()
 with right:
     curves()
 st.subheader("The network: every unit over the plane, every weight")

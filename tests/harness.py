@@ -27,6 +27,23 @@ CHROMIUM_FLAGS = [
     "--disable-sync",
     "--no-first-run",
 ]
+# In a page's own JavaScript: the step of the frame the playground's plane drew last (its canvas
+# sits in the component's shadow root, which document.querySelector doesn't enter), or null.
+PLANE_STEP_JS = (
+    "(document.querySelector('.st-key-pg_plane [data-testid=\"stBidiComponentIsolated\"]')"
+    "?.shadowRoot?.querySelector('canvas')?.dataset.step ?? null)"
+)
+
+
+def plane_metric(tab, label: str):
+    """A locator of the playground's number under `label` ("Epoch", "Step", "Test accuracy", …),
+    shown with the plane (pages/ui/plane.py; Playwright's locators enter its shadow root)."""
+    return tab.locator(f'.plane .metric[data-label="{label}"] .value')
+
+
+def plane_metrics(tab) -> list[str]:
+    """Every number shown with the plane, label and value: ["Epoch\\n3", "Step\\n3", …]."""
+    return tab.locator(".plane .metric").all_inner_texts()
 
 
 class ServerError(RuntimeError):

@@ -13,7 +13,7 @@ import torch
 from mlp.io import model_from_bytes
 from mlp.lessons.playground import PRESETS, to_query
 from mlp.lessons.playground_run import current_run
-from tests.harness import open_tab, wait_for_app
+from tests.harness import open_tab, plane_metric, wait_for_app
 
 pytestmark = pytest.mark.browser
 
@@ -27,7 +27,7 @@ def tab(browser, url: str):
 
 
 def step_count(page) -> int:
-    return int(page.get_by_test_id("stMetric").nth(1).inner_text().split("\n")[-1].replace(",", ""))
+    return int(plane_metric(page, "Step").inner_text().replace(",", ""))
 
 
 def advanced(page, before: int) -> None:

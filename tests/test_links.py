@@ -7,6 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.conftest import wait_for_app
+from tests.harness import plane_metric, plane_metrics
 
 
 def copied_link(page) -> str:
@@ -25,10 +26,6 @@ def fresh_tab(browser):
     return context, tab
 
 
-def metrics(page) -> list[str]:
-    return [m.inner_text() for m in page.get_by_test_id("stMetric").all()]
-
-
 def press(page, name: str, times: int) -> None:
     for _ in range(times):
         page.get_by_role("button", name=name, exact=True).click()
@@ -43,16 +40,16 @@ def test_the_playground_link_reproduces_the_run_step_for_step(page, app_url, bro
     page.keyboard.press("Enter")
     wait_for_app(page)
     press(page, "Step", 3)
-    page.get_by_test_id("stMetric").nth(1).get_by_text("3").wait_for()
-    link, there = copied_link(page), metrics(page)
+    expect(plane_metric(page, "Step")).to_have_text("3")
+    link, there = copied_link(page), plane_metrics(page)
     assert link == page.url and "seed=4" in link and "lesson=overfitting" in link
     context, tab = fresh_tab(browser)
     tab.goto(link)
     wait_for_app(tab, heading="2D playground")
     tab.get_by_text("Over-fitting, and weight decay.").wait_for()  # the lesson's box
     press(tab, "Step", 3)
-    tab.get_by_test_id("stMetric").nth(1).get_by_text("3").wait_for()
-    assert metrics(tab) == there  # epoch, step, train and test loss, test accuracy
+    expect(plane_metric(tab, "Step")).to_have_text("3")
+    assert plane_metrics(tab) == there  # epoch, step, train and test loss, test accuracy
     assert tab.locator('[data-testid="stException"]').count() == 0
     context.close()
 

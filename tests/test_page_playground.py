@@ -1,5 +1,6 @@
 """The 2D playground page: AppTest drives the controls; Chromium plays and pauses it."""
 
+import json
 import re
 import time
 from dataclasses import replace
@@ -12,13 +13,29 @@ import torch
 from mlp.io import model_from_bytes
 from mlp.lessons.playground import PRESETS, to_query
 from mlp.lessons.playground_run import current_run
+from pages.ui.frames import serve_frame
 from tests.conftest import open_page, shoot, wait_for_app
+from tests.harness import plane_metric
 
 PAGE = "pages/playground.py"
 
 
+def plane_data(app) -> dict:
+    """What the page handed the plane's component on its last run (pages/ui/plane.py)."""
+    (element,) = app.get("bidi_component")
+    return json.loads(element.proto.json)
+
+
 def metric(app, label: str) -> str:
-    return next(m.value for m in app.metric if m.label == label)
+    """A number shown with the plane, as the page's last run drew it."""
+    return dict(plane_data(app)["frame"]["metrics"])[label]
+
+
+def next_frame(app) -> dict:
+    """What the playing plane's next request for a frame gets (pages/ui/frames.py)."""
+    status, frame = serve_frame(plane_data(app)["stream"])
+    assert status == 200, frame
+    return frame
 
 
 def weights(app) -> list[torch.Tensor]:
@@ -59,16 +76,15 @@ def test_reset_gives_the_same_initial_weights(at):
 def test_play_trains_on_every_frame_and_pause_stops_it(at):
     at.button(key="pg_play").click().run()
     assert at.session_state["pg_playing"] is True and at.button(key="pg_pause").label == "Pause"
-    steps = [int(metric(at, "Step"))]
-    for _ in range(3):
-        at.run()  # each run of the page is a frame of the live fragment
-        steps.append(int(metric(at, "Step")))
+    assert plane_data(at)["playing"] is True  # the plane asks for its frames itself
+    steps = [next_frame(at)["step"] for _ in range(4)]
     assert steps == [10, 20, 30, 40]  # speed 10
     at.button(key="pg_pause").click().run()
     assert at.session_state["pg_playing"] is False and at.button(key="pg_play").label == "Play"
-    paused = metric(at, "Step")
+    assert plane_data(at)["playing"] is False and metric(at, "Step") == "40"
+    assert next_frame(at) == {"playing": False}  # a request in flight when Pause landed trains nothing
     at.run()
-    assert metric(at, "Step") == paused
+    assert metric(at, "Step") == "40"
 
 
 @pytest.mark.slow
@@ -77,9 +93,12 @@ def test_divergence_pauses_with_a_banner(at):
     at.selectbox(key="pg_activation").set_value("leaky_relu").run()
     at.select_slider(key="pg_lr").set_value(10.0).run()
     at.button(key="pg_play").click().run()
-    for _ in range(5):
-        at.run()
-    assert at.session_state["pg_playing"] is False
+    for _ in range(20):
+        if (frame := next_frame(at)).get("finished"):
+            break
+    assert frame["finished"] and frame["banner"] == "error"  # the plane then asks the page to rerun
+    at.run()
+    assert at.session_state["pg_playing"] is False and at.button(key="pg_play").label == "Play"
     assert any("Training diverged" in e.value for e in at.error)
     assert all(torch.isfinite(p).all() for p in weights(at))
     assert not at.exception
@@ -166,7 +185,7 @@ def test_comparing_engines_shows_their_gap(at):
 
 
 def step_metric(page) -> int:
-    return int(page.get_by_test_id("stMetric").nth(1).inner_text().split()[-1].replace(",", ""))
+    return int(plane_metric(page, "Step").inner_text().replace(",", ""))
 
 
 def plane_step(page) -> int:

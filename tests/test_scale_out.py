@@ -40,7 +40,7 @@ from deploy.replicas import (
 from mlp.io import model_from_bytes, model_to_bytes
 from mlp.model import MLP
 from tests.conftest import ARTIFACTS, ROOT, _require_browser, shoot, wait_for_app
-from tests.harness import free_port
+from tests.harness import free_port, plane_metric
 
 COOKIE = "mlp_replica"  # deploy/nginx.conf's: the replica a visitor is pinned to
 LOGS = ARTIFACTS / "scale-out"  # each replica's log, nginx's configs and logs (access.log: who served what)
@@ -206,7 +206,7 @@ def open_playground(tab, url: str, query: str = "") -> None:
 
 
 def step_metric(tab):
-    return tab.get_by_test_id("stMetric").nth(1).get_by_test_id("stMetricValue")
+    return plane_metric(tab, "Step")
 
 
 def press(tab, name: str, times: int = 1) -> None:

@@ -57,20 +57,19 @@ def nice_ticks(lo: float, hi: float, target: int = 5) -> list[float]:
     return [round(first + i * step, 10) for i in range(int((hi - first) / step + 1e-9) + 1)]
 
 
-def plane_view(probs: np.ndarray, points: LabelledPoints, show_test: bool = True) -> dict:
-    """The plane as plain data for a canvas: the shaded boundary as a small PNG, the points, the axes.
+def boundary_image(probs: np.ndarray) -> str:
+    """The shaded boundary over the plane (res, res, K probabilities) as a small PNG data URI."""
+    return png_data_uri(boundary_rgba(probs)[::-1])  # PNG rows run top first; the grid's bottom first
 
-    Drawn in the browser (pages/ui/plane.py) rather than as a plotly figure: redrawing 600
-    SVG markers every frame kept the browser's main thread busy 80% of the time, while an
-    image and a cached layer of points cost it next to nothing.
-    """
+
+def plane_points(points: LabelledPoints, show_test: bool = True) -> dict:
+    """What stays put while a run trains: the points, the axes and the class colours, as plain data."""
     x0, x1, y0, y1 = points.extent
 
     def rows(X: np.ndarray, y: np.ndarray) -> list[list[float]]:
         return np.column_stack([X.astype(np.float64).round(4), y]).tolist()
 
     return {
-        "image": png_data_uri(boundary_rgba(probs)[::-1]),  # PNG rows run top first; the grid's bottom first
         "extent": [x0, x1, y0, y1],
         "xticks": nice_ticks(x0, x1),
         "yticks": nice_ticks(y0, y1),
@@ -78,6 +77,17 @@ def plane_view(probs: np.ndarray, points: LabelledPoints, show_test: bool = True
         "test": rows(points.X_test, points.y_test) if show_test else [],
         "colors": [CLASS_COLORS[c % len(CLASS_COLORS)] for c in range(points.classes)],
     }
+
+
+def plane_view(probs: np.ndarray, points: LabelledPoints, show_test: bool = True) -> dict:
+    """The plane as plain data for a canvas: the shaded boundary as a small PNG, the points, the axes.
+
+    Drawn in the browser (pages/ui/plane.py) rather than as a plotly figure: redrawing 600
+    SVG markers every frame kept the browser's main thread busy 80% of the time, while an
+    image and a cached layer of points cost it next to nothing. While a run plays, only the
+    image changes (boundary_image); the points travel once (plane_points).
+    """
+    return {"image": boundary_image(probs), **plane_points(points, show_test)}
 
 
 def neuron_mosaic(units: np.ndarray, per_row: int = 16, gap: int = 3, bottom_up: bool = True) -> np.ndarray:

@@ -40,6 +40,17 @@ class PlaneGrid:
         self.points = torch.stack([gx.flatten(), gy.flatten()], dim=1)
 
 
+@dataclass(frozen=True)
+class LiveFrame:
+    """What a frame of a playing run shows, read in one go under the run's lock."""
+
+    step: int
+    probs: np.ndarray  # over the plane, (res, res, K)
+    metrics: list[tuple[str, str]]  # the numbers above the plane
+    banner: str | None  # the kind of what the page must say ("error", "warning", "info"), if anything
+    finished: bool  # the run ended (its length reached, or diverged): playing must stop
+
+
 def locked(method: Callable[..., T]) -> Callable[..., T]:
     """Run the method holding the run's lock: one frame's training or drawing at a time."""
 
@@ -202,6 +213,13 @@ class Playground:
             ("Test loss", loss_text(test_loss)),
             ("Test accuracy", "–" if test_acc is None else f"{test_acc:.1%}"),
         ]
+
+    @locked
+    def live_frame(self) -> LiveFrame:
+        """The plane's probabilities, the numbers and the banner's kind, all of one step."""
+        t, banner = self.trainer, self.banner()
+        kind = banner[0] if banner else None
+        return LiveFrame(t.step_count, self.grid_probs(), self.live_metrics(), kind, t.finished)
 
     @locked
     def banner(self) -> tuple[str, str] | None:

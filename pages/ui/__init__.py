@@ -10,14 +10,15 @@ lessons   the lesson and challenge pickers, a challenge checked live, the link t
 live      fragments redrawn on a timer, taking turns with every other visitor's
 reconnect a visitor whose session the server lost is told so
 pad       the digit drawing pad
-plane     the 2D playground's plane, drawn on a canvas
+plane     the 2D playground's plane and its numbers, drawn on a canvas
+frames    the route a playing plane fetches its frames from (not through Streamlit reruns)
 """
 
 from pages.ui.controls import load_settings, number, page_settings, shown_controls, slider, stops
 from pages.ui.lessons import challenge_picker, challenge_status, lesson_panel, share_link
 from pages.ui.live import live, steady
 from pages.ui.pad import digit_pad
-from pages.ui.plane import plane
+from pages.ui.plane import plane, plane_stream
 from pages.ui.shell import (
     chart,
     collection_text,
@@ -51,6 +52,7 @@ __all__ = [
     "page_header",
     "page_settings",
     "plane",
+    "plane_stream",
     "presenter",
     "presenter_toggle",
     "require_shell",

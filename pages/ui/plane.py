@@ -1,32 +1,53 @@
-"""The 2D playground's plane on a canvas: the shaded boundary, the points, the axes.
+"""The 2D playground's plane on a canvas: the numbers, the shaded boundary, the points, the axes.
 
-A custom component (components v2) draws what mlp.figures.plane.plane_view describes. The
-points become an offscreen layer drawn once per data set; a frame only swaps the small
-boundary image, so the browser keeps up with the frames TensorFlow Playground-style.
+A custom component (components v2). The points become an offscreen layer drawn once per data
+set; a frame only swaps the small boundary image and the numbers. The page's script hands it
+the frame of the moment; while the visitor plays, the component fetches every next frame itself
+from pages/ui/frames.py's route, one after the other, and asks the page to rerun only when the
+run ends or the page must say something new (a diverged or dying run).
 """
+
+from typing import Any
 
 import streamlit as st
 
+from pages.ui.frames import FRAME_SECONDS, PATH, Stream
+from pages.ui.live import visitor
+
 _HTML = """
 <div class="plane">
+  <div class="metrics" role="group" aria-label="The run's numbers"></div>
   <canvas role="img" aria-label="The decision boundary over the plane, with the data points"></canvas>
   <div class="legend"></div>
+  <div class="rate"></div>
 </div>
 """
 _CSS = """
-.plane { width: 100%; max-width: min(34rem, 52vh); font-size: 0.8rem; color: var(--st-text-color, inherit); }
-canvas { width: 100%; aspect-ratio: 1 / 1; display: block; }
+.plane { width: 100%; font-size: 0.8rem; color: var(--st-text-color, inherit); }
+.metrics { display: grid; grid-template-columns: repeat(5, minmax(0, 1fr)); gap: 0.5rem 1rem; }
+.metrics { margin-bottom: 0.75rem; }
+.metric .label { font-size: 0.875rem; line-height: 1.6; opacity: 0.85; white-space: nowrap; }
+.metric .value { font-size: 1.75rem; line-height: 1.25; white-space: nowrap;
+  font-variant-numeric: tabular-nums; }
+.presenter .metric .label { font-size: 0.7rem; }
+.presenter .metric .value { font-size: 1.4rem; }
+canvas { width: 100%; max-width: min(34rem, 52vh); aspect-ratio: 1 / 1; display: block; }
 .legend { display: flex; flex-wrap: wrap; gap: 0.35rem 1rem; margin-top: 0.25rem; opacity: 0.85; }
 .legend span { display: inline-flex; align-items: center; gap: 0.3rem; }
 .dot { width: 0.7rem; height: 0.7rem; border-radius: 50%; display: inline-block; box-sizing: border-box; }
+.rate { opacity: 0.7; margin-top: 0.25rem; }
+.rate:empty { display: none; }
 """
 _JS = """
 export default function (component) {
-  const { data, parentElement } = component;
+  const { data, parentElement, setTriggerValue } = component;
   const root = parentElement.querySelector(".plane");
   const canvas = root.querySelector("canvas");
-  const s = root.__plane || (root.__plane = { image: new Image(), key: null, layer: null });
+  const s = root.__plane || (root.__plane = { image: new Image(), key: null, seq: 0, loop: false });
   s.data = data;
+  s.trigger = setTriggerValue;
+  s.told = null;  // the page has just run: it knows what the server knew then
+  root.classList.toggle("presenter", !!data.presenter);
 
   const layout = (size, dpr) => {
     const em = parseFloat(getComputedStyle(root).fontSize) * dpr;  // follows projector mode
@@ -58,7 +79,7 @@ export default function (component) {
     return layer;
   };
   const draw = () => {
-    const d = s.data;
+    const d = s.data.points;
     const dpr = window.devicePixelRatio || 1;
     const size = Math.max(1, Math.round(canvas.clientWidth * dpr));
     if (canvas.width !== size) { canvas.width = canvas.height = size; s.key = null; }
@@ -82,30 +103,119 @@ export default function (component) {
     for (const t of d.yticks) g.fillText(String(t), box.x - 0.35 * box.em, toPx(d, box, 0, t)[1]);
     g.save(); g.translate(0.6 * box.em, box.y + box.h / 2); g.rotate(-Math.PI / 2);
     g.textAlign = "center"; g.fillText("x2", 0, 0); g.restore();
-    canvas.dataset.step = String(d.step);
+    canvas.dataset.step = String(s.frame.step);
   };
 
-  s.image.onload = draw;
-  s.image.src = data.image;
+  // The numbers: built once, then only their text changes.
+  const metrics = root.querySelector(".metrics");
+  const showMetrics = (pairs) => {
+    if (metrics.children.length !== pairs.length) {
+      metrics.innerHTML = "";
+      for (const [label] of pairs) {
+        const m = document.createElement("div");
+        m.className = "metric"; m.dataset.label = label;
+        m.innerHTML = '<div class="label"></div><div class="value"></div>';
+        m.firstChild.textContent = label;
+        metrics.appendChild(m);
+      }
+    }
+    pairs.forEach(([, value], i) => { metrics.children[i].lastChild.textContent = value; });
+  };
+
+  // A frame newer than the one on screen replaces it; the image draws once decoded.
+  const show = (frame) => {
+    if (s.stream === s.data.stream && frame.seq <= s.seq) return;
+    s.stream = s.data.stream; s.seq = frame.seq; s.frame = frame;
+    showMetrics(frame.metrics);
+    if (s.image.src === frame.image && s.image.complete) draw();  // the same image: no load event
+    else s.image.src = frame.image;
+    s.shown = (s.shown || 0) + 1;
+    s.times = (s.times || []).filter((t) => t > performance.now() - 3000).concat(performance.now());
+    if (s.data.debug && s.times.length > 1) {
+      const fps = (s.times.length - 1) / ((s.times[s.times.length - 1] - s.times[0]) / 1000);
+      root.querySelector(".rate").textContent =
+        `${fps.toFixed(1)} frames/s, ${frame.build_ms.toFixed(0)} ms to build one (server)`;
+    }
+  };
+
+  // While playing: ask for the next frame once this one is drawn, at most every `interval` s.
+  // The page reruns (a trigger) only when the run ends or its banner must change.
+  const play = async () => {
+    if (s.loop) return;
+    s.loop = true;
+    try {
+      while (root.isConnected && s.data.playing) {
+        const d = s.data, started = performance.now();
+        let rest = d.interval * 1000;
+        try {
+          const r = await fetch(`${d.path}?stream=${encodeURIComponent(d.stream)}`, { cache: "no-store" });
+          if (r.status === 410) break;  // this session is gone; the page reconnects on its own
+          const f = r.ok ? await r.json() : null;
+          if (f && f.seq !== undefined && d.stream === s.data.stream) {
+            show(f);
+            const said = `${f.finished}|${f.banner}`;
+            if (said !== `${s.data.frame.finished}|${s.data.frame.banner}` && said !== s.told) {
+              s.told = said;
+              s.trigger("ended", f.seq);
+            }
+          } else {
+            rest = f ? 500 : 1000;  // paused at the server (the page's rerun is on its way) or busy
+          }
+        } catch (e) {
+          rest = 1000;  // the network: try again
+        }
+        await new Promise((done) => setTimeout(done, Math.max(0, rest - (performance.now() - started))));
+      }
+    } finally {
+      s.loop = false;
+    }
+  };
+
+  s.image.onload = () => s.frame && draw();
+  show(data.frame);
   if (!s.observer) {
-    s.observer = new ResizeObserver(() => s.image.complete && draw());
+    s.observer = new ResizeObserver(() => s.image.complete && s.frame && draw());
     s.observer.observe(canvas);
   }
   const dot = (colour, hollow) =>
     `<i class="dot" style="${hollow ? `border: 2px solid ${colour}` : `background: ${colour}`}"></i>`;
+  const p = data.points;
   root.querySelector(".legend").innerHTML =
-    data.colors.map((c, i) => `<span>${dot(c, false)}class ${i}</span>`).join("") +
+    p.colors.map((c, i) => `<span>${dot(c, false)}class ${i}</span>`).join("") +
     `<span>${dot("currentColor", false)}train</span>` +
-    (data.test.length ? `<span>${dot("currentColor", true)}test</span>` : "");
+    (p.test.length ? `<span>${dot("currentColor", true)}test</span>` : "");
+  if (!data.debug) root.querySelector(".rate").textContent = "";
+  if (data.playing) play();
 }
 """
 
 _component = None
 
 
-def plane(view: dict, step: int, key: str) -> None:
-    """Draw mlp.figures.plane.plane_view's data; `step` marks the frame (tests wait on it)."""
+def plane_stream() -> Stream:
+    """This visitor's stream of frames, made on their first visit to the playground."""
+    if "pg_stream" not in st.session_state:
+        st.session_state.pg_stream = Stream(visitor())
+    return st.session_state.pg_stream
+
+
+def plane(
+    stream: Stream, frame: dict[str, Any], points: dict[str, Any], presenter: bool, debug: bool
+) -> None:
+    """The numbers and the plane: `frame` now (Stream.update's), `points` (plane_points'); while
+    the stream plays, the canvas fetches its own frames. The canvas's data-step is the step of
+    the frame it drew last (tests wait on it)."""
     global _component
     if _component is None:  # registered once per process
         _component = st.components.v2.component("mlp_plane", html=_HTML, css=_CSS, js=_JS)
-    _component(key=key, data={**view, "step": step})
+    data = {
+        "points": points,
+        "frame": frame,
+        "stream": stream.token,
+        "path": PATH,
+        "interval": FRAME_SECONDS,
+        "playing": stream.playing,
+        "presenter": presenter,
+        "debug": debug,
+    }
+    _component(key="pg_plane", data=data, on_ended_change=lambda: None)

@@ -1,0 +1,138 @@
+"""The 2D playground's frames over plain HTTP: a playing canvas asks the server for each frame itself.
+
+A frame drawn through a Streamlit rerun costs the visitor's browser a whole page update: at 10
+frames a second that was 100-200 ms of browser CPU a frame, and with a class on one machine the
+browsers, not the server, ran out of time. So while a visitor plays, the plane's canvas
+(pages/ui/plane.py) fetches `PATH?stream=<token>`; the server trains one frame's steps in the
+visitor's turn (mlp.train.turns) and answers with the boundary image and the numbers (~5 KB of
+JSON, one image decode and one canvas draw in the browser). The canvas asks for the next frame
+only once it has drawn the last, and the line hands turns out fairly, so a busy server gives
+each visitor fewer frames, never a frozen page.
+
+The token is a session's secret (random, never shown or logged): a frame can only be had by the
+page the server gave it to. Streams are kept weakly: a session's end ends its stream.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+import weakref
+from typing import Any
+
+import anyio
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from mlp.figures.plane import boundary_image
+from mlp.lessons.format import FrameRate
+from mlp.lessons.playground_run import Playground
+from mlp.train.turns import shared_turns
+
+PATH = "/api/playground/frame"
+FRAME_SECONDS = 0.1  # a playing canvas asks for at most 10 frames a second
+FRAME_THREADS = 64  # frames waiting for their turn; their own pool, apart from Streamlit's file serving
+GONE = "This page's session has ended on the server (it restarted, or you were away a long time)."
+
+_streams: weakref.WeakValueDictionary[str, Stream] = weakref.WeakValueDictionary()
+_limiter: anyio.CapacityLimiter | None = None
+
+
+class _PausedError(Exception):
+    """The visitor paused while their frame waited for its turn."""
+
+
+class Stream:
+    """One visitor's playground as the frame route sees it: the run, its speed, whether it plays.
+
+    The page sets these on every run of its script; the route trains and draws. One lock orders
+    the two, so a Pause that the page has heard is never followed by a frame that trains.
+    """
+
+    def __init__(self, visitor: str) -> None:
+        self.token = secrets.token_urlsafe(16)
+        self.visitor = visitor  # the name this visitor's turns go by (pages/ui/live.py)
+        self.lock = threading.Lock()
+        self.run: Playground | None = None
+        self.speed = 1
+        self.playing = False
+        self.seq = 0  # frames made so far: the canvas draws only a newer one than it has
+        self.rate = FrameRate()  # the frames that trained, as the server built them
+        self._in_flight = threading.Lock()  # one frame a visitor at a time
+        _streams[self.token] = self
+
+    def update(self, run: Playground, speed: int, playing: bool) -> dict[str, Any]:
+        """The page's settings, then the frame they show now (drawn without training)."""
+        with self.lock:
+            self.run, self.speed, self.playing = run, speed, playing
+            return self._frame(train=False)
+
+    def pause(self) -> None:
+        with self.lock:
+            self.playing = False
+
+    def next_frame(self) -> tuple[int, dict[str, Any]]:
+        """Trains one frame's steps in this visitor's turn and draws it: (HTTP status, body)."""
+        if not self._in_flight.acquire(blocking=False):
+            return 429, {"error": "One frame at a time."}
+        try:
+            if not self.playing:
+                return 200, {"playing": False}
+            with shared_turns().turn(self.visitor, heed=self._heed), self.lock:
+                if not self.playing:  # paused while this frame waited
+                    return 200, {"playing": False}
+                return 200, self._frame(train=True)
+        except _PausedError:
+            return 200, {"playing": False}
+        finally:
+            self._in_flight.release()
+
+    def _heed(self) -> None:
+        if not self.playing:
+            raise _PausedError
+
+    def _frame(self, train: bool) -> dict[str, Any]:
+        """Holding self.lock: trains `speed` steps if `train`, then the frame as plain data."""
+        start, run = time.perf_counter(), self.run
+        assert run is not None, "the page sets the run before any frame"
+        if train:
+            run.run(self.speed)
+        live = run.live_frame()
+        if live.finished:
+            self.playing = False
+        self.seq += 1
+        frame = {
+            "seq": self.seq,
+            "step": live.step,
+            "image": boundary_image(live.probs),
+            "metrics": live.metrics,
+            "banner": live.banner,
+            "finished": live.finished,
+            "playing": self.playing,
+        }
+        if train:
+            self.rate.tick(time.perf_counter() - start)
+        frame["build_ms"] = round(1000 * (time.perf_counter() - start), 1)
+        return frame
+
+
+def serve_frame(token: str) -> tuple[int, dict[str, Any]]:
+    """The route's answer for a stream's token: (HTTP status, JSON body)."""
+    stream = _streams.get(token)
+    if stream is None:
+        return 410, {"error": GONE}
+    return stream.next_frame()
+
+
+async def frame_endpoint(request: Request) -> JSONResponse:
+    global _limiter
+    if _limiter is None:  # made on the server's event loop, once
+        _limiter = anyio.CapacityLimiter(FRAME_THREADS)
+    token = request.query_params.get("stream", "")[:64]
+    status, body = await anyio.to_thread.run_sync(serve_frame, token, limiter=_limiter)
+    return JSONResponse(body, status_code=status, headers={"Cache-Control": "no-store"})
+
+
+ROUTES = [Route(PATH, frame_endpoint, methods=["GET"])]

@@ -1,0 +1,129 @@
+"""pages/ui/frames.py: the playground's frames over HTTP, one visitor's stream at a time."""
+
+import gc
+import threading
+from dataclasses import replace
+
+import pytest
+
+from mlp.lessons.playground import PRESETS, Settings
+from mlp.lessons.playground_run import current_run
+from mlp.train.turns import shared_turns
+from pages.ui.frames import GONE, Stream, serve_frame
+
+QUICK = replace(Settings(), epochs=10)  # full batch: one step an epoch, ten steps in all
+
+
+def playing(settings: Settings = PRESETS["moons"], speed: int = 10) -> Stream:
+    stream = Stream("visitor")
+    stream.update(current_run(None, settings), speed, playing=True)
+    return stream
+
+
+def test_each_frame_trains_one_frames_steps_and_draws_them():
+    stream = playing(speed=10)
+    answers = [serve_frame(stream.token) for _ in range(3)]
+    assert [status for status, _ in answers] == [200] * 3
+    frames = [body for _, body in answers]
+    assert [f["step"] for f in frames] == [10, 20, 30]
+    assert [f["seq"] for f in frames] == [2, 3, 4]  # after the page's own frame, 1
+    assert [label for label, _ in frames[-1]["metrics"]] == [
+        "Epoch",
+        "Step",
+        "Train loss",
+        "Test loss",
+        "Test accuracy",
+    ]
+    assert dict(frames[-1]["metrics"])["Step"] == "30"
+    assert frames[-1]["image"].startswith("data:image/png;base64,")
+    assert frames[-1]["playing"] and not frames[-1]["finished"] and frames[-1]["banner"] is None
+
+
+def test_the_page_draws_its_frame_without_training():
+    stream = Stream("visitor")
+    run = current_run(None, PRESETS["moons"])
+    first = stream.update(run, 10, playing=False)
+    second = stream.update(run, 10, playing=True)
+    assert first["step"] == second["step"] == 0 and second["seq"] == first["seq"] + 1
+
+
+def test_a_paused_stream_never_trains():
+    stream = playing()
+    stream.pause()
+    assert serve_frame(stream.token) == (200, {"playing": False})
+    assert stream.run.trainer.step_count == 0
+
+
+def test_the_end_of_a_run_stops_the_stream_and_says_so():
+    stream = playing(QUICK, speed=6)
+    _, first = serve_frame(stream.token)
+    _, last = serve_frame(stream.token)
+    assert (first["step"], first["finished"]) == (6, False)
+    assert (last["step"], last["finished"], last["playing"], last["banner"]) == (10, True, False, "info")
+    assert serve_frame(stream.token) == (200, {"playing": False})  # no frame after the end
+
+
+def test_a_diverging_run_stops_with_its_banner():
+    stream = playing(replace(PRESETS["moons"], optimizer="sgd", activation="leaky_relu", lr=10.0), speed=10)
+    for _ in range(50):
+        _, frame = serve_frame(stream.token)
+        if not frame.get("playing", True) or frame.get("finished"):
+            break
+    assert frame["finished"] and frame["banner"] == "error" and not stream.playing
+
+
+def test_an_unknown_or_ended_session_gets_410_with_a_message():
+    assert serve_frame("not-a-token") == (410, {"error": GONE})
+    stream = playing()
+    token = stream.token
+    del stream
+    gc.collect()
+    assert serve_frame(token) == (410, {"error": GONE})  # the session's end ends its stream
+
+
+def test_tokens_are_long_and_never_repeat():
+    tokens = {Stream("v").token for _ in range(200)}
+    assert len(tokens) == 200 and min(len(t) for t in tokens) >= 20
+
+
+def test_one_frame_at_a_time_per_visitor():
+    stream = playing()
+    with stream._in_flight:  # a frame of this visitor's is being made
+        assert serve_frame(stream.token) == (429, {"error": "One frame at a time."})
+    assert serve_frame(stream.token)[0] == 200
+
+
+def test_a_pause_heard_while_a_frame_waits_for_its_turn_ends_the_wait_without_training():
+    stream = playing()
+    answer, holding, release = [], threading.Event(), threading.Event()
+
+    def hold_the_line() -> None:  # another visitor's frame holds the turn
+        with shared_turns().turn("someone else"):
+            holding.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=hold_the_line)
+    holder.start()
+    assert holding.wait(30)
+    waiter = threading.Thread(target=lambda: answer.append(serve_frame(stream.token)))
+    waiter.start()
+    stream.pause()  # the click: heard within the line's poll (0.1 s)
+    waiter.join(10)
+    release.set()
+    holder.join(30)
+    assert not waiter.is_alive() and answer == [(200, {"playing": False})]
+    assert stream.run.trainer.step_count == 0
+
+
+@pytest.mark.parametrize("speed", [1, 7])
+def test_frames_add_up_to_the_same_run_as_step_clicks(speed):
+    """The frames' steps are the run's steps: a link stepped the same number of times gives the
+    same weights whichever way the steps were taken."""
+    settings = replace(PRESETS["moons"], batch_size=16, dropout=0.3)
+    stream = playing(settings, speed=speed)
+    for _ in range(5):
+        serve_frame(stream.token)
+    alone = current_run(None, settings)
+    alone.run(5 * speed)
+    for a, b in zip(stream.run.model.parameters(), alone.model.parameters(), strict=True):
+        assert a.equal(b)
