@@ -2,19 +2,22 @@
 
 Run: python -m bench.browser_fps [--seconds 20] [--speed 10]. Serves the app, opens the
 playground at its default preset in Debian's Chromium (1400×900), presses Play and, for the
-given time, records in the page every change of the Step counter (a frame the visitor saw),
-the bytes the server sent over the websocket, and the browser's long tasks (main-thread time
-spent above 50 ms at a stretch: rendering that blocks the next frame). It also prints the
-server's own frame rate and build time from the page's debug caption (?debug=1).
+given time, records in the page every new step the plane draws (a frame the visitor saw), the
+bytes the server sent (frames over HTTP, the page's updates over the websocket), the CPU time
+the browser's processes used a frame, and its long tasks (main-thread time spent above 50 ms
+at a stretch: rendering that blocks the next frame). The server's build time a frame is from
+the plane's debug line (?debug=1).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import time
 
 from bench.timing import table
+from pages.ui.frames import PATH
 from tests.harness import PLANE_STEP_JS, chromium, serve_app, wait_for_app
 
 WATCH = """() => {
@@ -37,11 +40,18 @@ def measure(url: str, seconds: float, speed: int) -> dict[str, float]:
     with chromium() as browser:
         page = browser.new_page(viewport={"width": 1400, "height": 900})
         page.set_default_timeout(120_000)
-        received = [0]
+        received, fetched = [0], [0, 0]  # websocket bytes; frame route answers and their bytes
+
+        def on_response(response) -> None:
+            if PATH in response.url:
+                fetched[0] += 1
+                fetched[1] += int(response.headers.get("content-length", 0))
+
         page.on(
             "websocket",
             lambda ws: ws.on("framereceived", lambda f: received.__setitem__(0, received[0] + len(f))),
         )
+        page.on("response", on_response)
         # A run long enough to outlast the measurement (the default 2,000 epochs end in ~30 s).
         page.goto(f"{url}/playground?speed={speed}&epochs=100000&debug=1")
         wait_for_app(page, heading="2D playground")
@@ -49,24 +59,42 @@ def measure(url: str, seconds: float, speed: int) -> dict[str, float]:
         page.get_by_role("button", name="Pause").wait_for()
         page.wait_for_timeout(2000)  # warm-up: the first frames carry the whole page
         page.evaluate(WATCH)
-        bytes_before, start = received[0], time.perf_counter()
+        ws_before, http_before = received[0], list(fetched)
+        cpu_before, start = browser_cpu_seconds(), time.perf_counter()
         page.wait_for_timeout(seconds * 1000)
         frames = page.evaluate("window.__frames.length")
         long_ms = page.evaluate("window.__long")
         elapsed = time.perf_counter() - start
-        captions = page.get_by_text(re.compile(r"frames/s"))
-        caption = captions.first.inner_text() if captions.count() else "nan nan"
+        cpu = browser_cpu_seconds() - cpu_before
+        rate = page.locator(".plane .rate").inner_text() or "nan nan"
         page.get_by_role("button", name="Pause").click()
         page.close()
-    server_fps, build_ms = (float(x) for x in re.findall(r"nan|[\d.]+", caption)[:2])
+    build_ms = float(re.findall(r"nan|[\d.]+", rate)[1])
+    n = max(frames, 1)
     return {
         "frames/s seen in the browser": frames / elapsed,
-        "frames/s built by the server": server_fps,
+        "frames/s fetched over HTTP": (fetched[0] - http_before[0]) / elapsed,
         "server build per frame (ms)": build_ms,
-        "KiB/s over the websocket": (received[0] - bytes_before) / elapsed / 1024,
-        "KiB per frame": (received[0] - bytes_before) / max(frames, 1) / 1024,
+        "browser CPU per frame (ms)": 1000 * cpu / n,
+        "KiB per frame over HTTP": (fetched[1] - http_before[1]) / n / 1024,
+        "KiB/s over the websocket": (received[0] - ws_before) / elapsed / 1024,
         "browser long tasks (ms/s)": long_ms / elapsed,
     }
+
+
+def browser_cpu_seconds() -> float:
+    """CPU time used by every Chromium process on the machine (user + system)."""
+    total = 0.0
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                name, fields = f.read().split(" (", 1)[1].rsplit(")", 1)
+        except (OSError, IndexError):
+            continue  # not a process, or gone
+        if "chrom" in name:
+            values = fields.split()
+            total += (int(values[11]) + int(values[12])) / os.sysconf("SC_CLK_TCK")
+    return total
 
 
 def main() -> None:

@@ -111,6 +111,10 @@ def fresh_app() -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def browser(app_url):
+    from playwright.sync_api import expect
+
+    # What a page shows may take a busy server a while: expect() waits like wait_for() does.
+    expect.set_options(timeout=60_000)
     with chromium() as browser:
         yield browser
 

@@ -9,8 +9,9 @@ visitor whose Wi-Fi drops comes back to their run).
 import re
 
 import pytest
+from playwright.sync_api import expect
 
-from tests.harness import open_tab, serve_app
+from tests.harness import open_tab, plane_metric, serve_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -44,7 +45,7 @@ def test_a_tab_closed_mid_training_frees_its_slot_and_the_others_are_served(brow
 
     player = open_tab(browser, f"{one_slot_app}/playground?seed=3", "2D playground", TIMEOUT_MS)
     player.get_by_role("button", name="Step", exact=True).click()
-    player.get_by_test_id("stMetric").nth(1).get_by_text("1", exact=True).wait_for()  # served meanwhile
+    expect(plane_metric(player, "Step")).to_have_text("1")  # served meanwhile
 
     leaver.context.close()  # mid-epoch, without pressing Stop
 
@@ -52,7 +53,7 @@ def test_a_tab_closed_mid_training_frees_its_slot_and_the_others_are_served(brow
     waiter.get_by_test_id("stProgress").get_by_text(re.compile("done")).wait_for(timeout=180_000)
     waiter.get_by_text("Test accuracy").first.wait_for()
     player.get_by_role("button", name="Step", exact=True).click()
-    player.get_by_test_id("stMetric").nth(1).get_by_text("2", exact=True).wait_for()
+    expect(plane_metric(player, "Step")).to_have_text("2")
     for tab in (waiter, player):
         assert tab.locator('[data-testid="stException"]').count() == 0
         tab.context.close()

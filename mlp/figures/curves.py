@@ -69,8 +69,9 @@ def loss_accuracy_figure(curves: Sequence[Curve], height: int = 320) -> go.Figur
     traces += [_line(c.x, c.acc, c.name, 2, c.color, c.dash, c.markers) for c in curves]
     panel = {"xref": "paper", "yref": "paper", "y": 1.0, "yanchor": "bottom", "showarrow": False}
     # Few, upright epoch ticks: in a narrow panel at presenter size, plotly would turn many
-    # labels on their side, and they would push the axis title into the legend below.
-    epoch_axis = {"title": {"text": "epoch"}, "rangemode": "tozero", "nticks": 4, "tickangle": 0}
+    # labels on their side, and they would push the axis title into the legend below; upright,
+    # four labels of three digits ran into each other in the playground's panel at 1280 px.
+    epoch_axis = {"title": {"text": "epoch"}, "rangemode": "tozero", "nticks": 3, "tickangle": 0}
     layout = layout_dict(height)
     layout |= {
         "xaxis": epoch_axis | {"domain": [0, 0.46]},

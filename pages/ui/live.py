@@ -2,7 +2,8 @@
 
 While a visitor plays, each of a page's live fragments asks for its turn in the process's one
 line (mlp.train.turns) before it trains and draws; a click heard while waiting ends the wait.
-With many visitors playing, the slow panels also ask less often.
+With many visitors playing, the slow panels also ask less often. (The 2D playground's plane
+is not a fragment: its frames come over plain HTTP, in the same line; pages/ui/frames.py.)
 """
 
 import functools
