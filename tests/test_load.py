@@ -12,12 +12,14 @@ from bench.load import lecture_hall, report
 pytestmark = [pytest.mark.browser, pytest.mark.load, pytest.mark.slow, pytest.mark.timeout(900)]
 
 
-# The issue's targets, and floors below what this machine holds on a bad day (measured at K = 8:
-# 0.46-0.70 frames/s a visitor; at K = 16, 0.20-0.33 here and 0.075 in a CI run with 10 s rows,
-# health p95 0.50 s; browsers included). A floor fails loudly when a change freezes a visitor
-# (the issue's run: 0.00-0.03 at K = 16) or starves the health check; the targets are the next step.
+# The issue's targets for this machine, and the floors this test holds. Measured with frames over
+# HTTP (README, three runs of bench.load): at K = 8, 1.13-1.30 frames/s for the slowest visitor;
+# at K = 16, 0.60-0.73, health p95 0.31-0.46 s; browsers included. K = 16's targets are the
+# floors (2x margin); K = 8's floor sits under its target, since the slowest of 8 visitors has
+# been 13% above it on this noisy machine. Before (frames as fragment reruns): 0.46-0.70 at K = 8,
+# 0.20-0.33 at K = 16; the issue's run froze at 0.00-0.03.
 TARGETS = {"fps at 8": 1.0, "fps at 16": 0.3, "health p95 at 16": 1.0}
-FLOORS = {"fps at 8": 0.3, "fps at 16": 0.05, "health p95 at 16": 2.0}
+FLOORS = {"fps at 8": 0.8, "fps at 16": 0.3, "health p95 at 16": 1.0}
 
 
 @pytest.fixture(scope="module")
