@@ -3,6 +3,8 @@
 import json
 import re
 import time
+import urllib.error
+import urllib.request
 from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlencode
@@ -13,7 +15,7 @@ import torch
 from mlp.io import model_from_bytes
 from mlp.lessons.playground import PRESETS, to_query
 from mlp.lessons.playground_run import current_run
-from pages.ui.frames import serve_frame
+from pages.ui.frames import GONE, PATH, serve_frame
 from tests.conftest import open_page, shoot, wait_for_app
 from tests.harness import plane_metric
 
@@ -206,12 +208,15 @@ def wait_for_plane(page, at_least: int, timeout: float = 120) -> int:
 
 @pytest.mark.browser
 def test_play_in_chromium_advances_and_redraws_then_pauses(page, app_url):
+    fetched = []  # the frames the plane asked the server for, over plain HTTP
+    page.on("response", lambda r: fetched.append(r.status) if PATH in r.url else None)
     page.goto(f"{app_url}/playground")
     wait_for_app(page, heading="2D playground")
     assert wait_for_plane(page, 0) == 0 and step_metric(page) == 0
     page.get_by_role("button", name="Play").click()
     drawn = wait_for_plane(page, 30)  # the canvas redraws the boundary as the steps go by
     assert drawn % 10 == 0 and step_metric(page) >= 30  # speed 10: whole frames of 10 steps
+    assert len(fetched) >= 3 and set(fetched) == {200}  # frames 10, 20, 30: fetched, not reruns
     shoot(page, "playground-playing.png")
     page.get_by_role("button", name="Pause").click()
     page.get_by_role("button", name="Play").wait_for()  # the page has rerun, paused
@@ -255,3 +260,15 @@ def test_hammering_the_buttons_while_playing_trains_exactly_as_a_run_alone(page,
     assert steps > 0
     assert all(torch.equal(a, b) for a, b in zip(alone.model.parameters(), model.parameters(), strict=True))
     assert page.locator('[data-testid="stException"]').count() == 0
+
+
+@pytest.mark.browser
+def test_the_frame_route_answers_only_a_live_sessions_token(app_url):
+    for query in ("?stream=guessed", "", "?stream=" + "x" * 5000):
+        with pytest.raises(urllib.error.HTTPError) as gone:
+            urllib.request.urlopen(f"{app_url}{PATH}{query}", timeout=30)
+        assert gone.value.code == 410 and json.loads(gone.value.read()) == {"error": GONE}
+    post = urllib.request.Request(f"{app_url}{PATH}", data=b"", method="POST")
+    with pytest.raises(urllib.error.HTTPError) as refused:  # it only reads
+        urllib.request.urlopen(post, timeout=30)
+    assert refused.value.code == 405
