@@ -8,6 +8,7 @@ It prints the table (the README's comes from `python -m bench.load`).
 import pytest
 
 from bench.load import lecture_hall, report
+from tests.harness import ARTIFACTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.load, pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -28,7 +29,10 @@ def hall(browser):
     # coming and going 5 at a time; the suite's time is CI's budget (with 20 visitors, 10 at a
     # time, this fixture once took over 900 s here).
     rows, memory = lecture_hall([8, 16], seconds=15, mnist=2, visitors=10, browser=browser, epochs=3, batch=5)
-    print("\n" + report(rows, memory) + f"\nthe issue's targets: {TARGETS}; the floors held: {FLOORS}")
+    text = report(rows, memory) + f"\nthe issue's targets: {TARGETS}; the floors held: {FLOORS}"
+    print("\n" + text)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    (ARTIFACTS / "load-report.txt").write_text(text + "\n")  # CI keeps the table with its logs
     return {row["sessions"]: row for row in rows}, memory
 
 
