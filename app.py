@@ -28,6 +28,6 @@ if __name__ == "__main__":
 
     navigation.run()
 else:
-    from pages.ui.frames import ROUTES
+    from pages.ui.frames import routes
 
-    app = st.App("app.py", routes=ROUTES)
+    app = st.App("app.py", routes=routes())

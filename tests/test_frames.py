@@ -5,11 +5,12 @@ import threading
 from dataclasses import replace
 
 import pytest
+from streamlit import config
 
 from mlp.lessons.playground import PRESETS, Settings
 from mlp.lessons.playground_run import current_run
 from mlp.train.turns import shared_turns
-from pages.ui.frames import GONE, Stream, serve_frame
+from pages.ui.frames import GONE, PATH, Stream, frame_path, routes, serve_frame
 
 QUICK = replace(Settings(), epochs=10)  # full batch: one step an epoch, ten steps in all
 
@@ -127,3 +128,13 @@ def test_frames_add_up_to_the_same_run_as_step_clicks(speed):
     alone.run(5 * speed)
     for a, b in zip(stream.run.model.parameters(), alone.model.parameters(), strict=True):
         assert a.equal(b)
+
+
+@pytest.mark.parametrize(("base", "path"), [("", PATH), ("mlp", "/mlp" + PATH), ("/a/b/", "/a/b" + PATH)])
+def test_the_route_lives_under_the_servers_base_url_path(base, path):
+    before = config.get_option("server.baseUrlPath")
+    config.set_option("server.baseUrlPath", base)
+    try:
+        assert frame_path() == path and [r.path for r in routes()] == [path]
+    finally:
+        config.set_option("server.baseUrlPath", before)

@@ -25,13 +25,14 @@ import anyio
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+from streamlit import config
 
 from mlp.figures.plane import boundary_image
 from mlp.lessons.format import FrameRate
 from mlp.lessons.playground_run import Playground
 from mlp.train.turns import shared_turns
 
-PATH = "/api/playground/frame"
+PATH = "/api/playground/frame"  # under the server's base URL path, if it has one (frame_path)
 FRAME_SECONDS = 0.1  # a playing canvas asks for at most 10 frames a second
 FRAME_THREADS = 64  # frames waiting for their turn; their own pool, apart from Streamlit's file serving
 GONE = "This page's session has ended on the server (it restarted, or you were away a long time)."
@@ -135,4 +136,12 @@ async def frame_endpoint(request: Request) -> JSONResponse:
     return JSONResponse(body, status_code=status, headers={"Cache-Control": "no-store"})
 
 
-ROUTES = [Route(PATH, frame_endpoint, methods=["GET"])]
+def frame_path() -> str:
+    """Where the route answers: PATH, under `server.baseUrlPath` when the app is served below one."""
+    base = str(config.get_option("server.baseUrlPath") or "").strip("/")
+    return f"/{base}{PATH}" if base else PATH
+
+
+def routes() -> list[Route]:
+    """The app's own routes, for app.py's st.App (made once the server's config is read)."""
+    return [Route(frame_path(), frame_endpoint, methods=["GET"])]

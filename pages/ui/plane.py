@@ -11,7 +11,7 @@ from typing import Any
 
 import streamlit as st
 
-from pages.ui.frames import FRAME_SECONDS, PATH, Stream
+from pages.ui.frames import FRAME_SECONDS, Stream, frame_path
 from pages.ui.live import visitor
 
 _HTML = """
@@ -212,7 +212,7 @@ def plane(
         "points": points,
         "frame": frame,
         "stream": stream.token,
-        "path": PATH,
+        "path": frame_path(),
         "interval": FRAME_SECONDS,
         "playing": stream.playing,
         "presenter": presenter,
