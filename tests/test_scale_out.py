@@ -264,6 +264,12 @@ def test_through_nginx_a_visitor_trains_uploads_and_downloads(cluster, visitor):
     open_playground(tab, cluster.url, "?seed=4")
     press(tab, "Step", 3)
     expect(step_metric(tab)).to_have_text("3")
+    tab.get_by_role("button", name="Play").click()  # frames fetched through nginx, from this replica
+    expect(step_metric(tab)).to_have_text(re.compile(r"^[1-9]\d*3$"))  # 13, 23, ...: frames of 10 steps
+    tab.get_by_role("button", name="Pause").click()
+    tab.get_by_role("button", name="Play").wait_for()
+    frames = [r for r in responses if "/api/playground/frame" in r.url]
+    assert frames and {r.status for r in frames} == {200}
 
     tab.get_by_text("Export", exact=True).click()
     csv = download(tab, "Data (.csv)")
