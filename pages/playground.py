@@ -20,15 +20,21 @@ ui.require_shell()
 PANEL_SECONDS = 1.0  # curves, confusion and unit maps change slowly: redraw them once a second
 
 
-def preset() -> None:
-    ui.load_settings("pg_", SPECS, PRESETS[st.session_state.pg_preset])
+def stop_playing() -> None:
+    """Before anything else a click does: the page and the plane's frames both stop."""
     st.session_state.pg_playing = False
+    ui.plane_stream().pause()  # no frame trains after the click is heard
+
+
+def preset() -> None:
+    stop_playing()
+    ui.load_settings("pg_", SPECS, PRESETS[st.session_state.pg_preset])
 
 
 def load(query) -> None:
     """Fill the page from a link's query: a lesson, its comparison, a challenge's start."""
+    stop_playing()
     ui.load_settings("pg_", SPECS, from_query(ui.settings_query(query))[0])
-    st.session_state.pg_playing = False
 
 
 # --- the settings: the link's on a first visit, else the saved ones -------------------------------
@@ -131,14 +137,13 @@ stream = ui.plane_stream()  # what the plane's own requests for frames train and
 
 def play(on: bool) -> None:
     # Idempotent on purpose: a click that reaches the server twice must not undo itself.
-    st.session_state.pg_playing = on and not st.session_state.pg_run.trainer.finished
     if not on:
-        stream.pause()  # before anything else: no frame trains after the click is heard
+        stop_playing()
+    st.session_state.pg_playing = on and not st.session_state.pg_run.trainer.finished
 
 
 def pause_then(action) -> None:
-    st.session_state.pg_playing = False
-    stream.pause()
+    stop_playing()
     action(st.session_state.pg_run)
 
 
@@ -146,9 +151,9 @@ def new_seed(_: Playground) -> None:
     st.session_state.pg_seed += 1
 
 
-if st.session_state.pg_playing and run.trainer.finished:  # a frame ended it: the page says why
-    st.session_state.pg_playing = False
-playing = st.session_state.pg_playing
+# The frame the page shows, and whether the plane goes on fetching: a frame may just have ended the run.
+now = stream.update(run, st.session_state.pg_speed, st.session_state.pg_playing)
+st.session_state.pg_playing = playing = stream.playing
 ui.steady(playing)
 bar = st.columns([1.3, 1.1, 1.2, 1.5, 1.7, 2.4], vertical_alignment="bottom")
 label, icon, key = (
@@ -176,12 +181,13 @@ with bar[5]:
 # --- the live part: the plane fetches its own frames; the panels redraw about once a second -------
 def plane_and_numbers() -> None:
     """The numbers, what the page must say about the run, and the plane."""
-    now = stream.update(run, st.session_state.pg_speed, playing)
     if banner := run.banner():
         icons = {"error": ":material/warning:", "warning": ":material/heart_broken:", "info": None}
         getattr(st, banner[0])(banner[1], icon=icons[banner[0]])
     points = plane_points(run.points, st.session_state.pg_show_test)
     ui.plane(stream, now, points, ui.presenter(), ui.debug_mode())
+    if failure := stream.take_failure():
+        st.error(failure, icon=":material/error:")
     if ui.debug_mode():
         st.caption(f"{stream.rate.text()}; {ui.collection_text()}")
 

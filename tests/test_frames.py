@@ -2,6 +2,7 @@
 
 import gc
 import threading
+import time
 from dataclasses import replace
 
 import pytest
@@ -10,7 +11,7 @@ from streamlit import config
 from mlp.lessons.playground import PRESETS, Settings
 from mlp.lessons.playground_run import current_run
 from mlp.train.turns import shared_turns
-from pages.ui.frames import GONE, PATH, Stream, frame_path, routes, serve_frame
+from pages.ui.frames import BUSY, FAILED, GONE, PATH, Stream, frame_path, routes, serve_frame
 
 QUICK = replace(Settings(), epochs=10)  # full batch: one step an epoch, ten steps in all
 
@@ -89,8 +90,8 @@ def test_tokens_are_long_and_never_repeat():
 
 def test_one_frame_at_a_time_per_visitor():
     stream = playing()
-    with stream._in_flight:  # a frame of this visitor's is being made
-        assert serve_frame(stream.token) == (429, {"error": "One frame at a time."})
+    with stream.in_flight:  # a frame of this visitor's is being made
+        assert serve_frame(stream.token) == (429, {"error": BUSY})
     assert serve_frame(stream.token)[0] == 200
 
 
@@ -108,6 +109,11 @@ def test_a_pause_heard_while_a_frame_waits_for_its_turn_ends_the_wait_without_tr
     assert holding.wait(30)
     waiter = threading.Thread(target=lambda: answer.append(serve_frame(stream.token)))
     waiter.start()
+    for _ in range(3000):  # until the frame stands in line behind the other visitor's
+        if shared_turns().waiting:
+            break
+        time.sleep(0.01)
+    assert shared_turns().waiting == 1
     stream.pause()  # the click: heard within the line's poll (0.1 s)
     waiter.join(10)
     release.set()
@@ -138,3 +144,15 @@ def test_the_route_lives_under_the_servers_base_url_path(base, path):
         assert frame_path() == path and [r.path for r in routes()] == [path]
     finally:
         config.set_option("server.baseUrlPath", before)
+
+
+def test_a_frame_that_fails_stops_the_run_and_tells_the_page_once(monkeypatch):
+    stream = playing()
+
+    def broken(steps: int) -> None:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(stream.run, "run", broken)
+    assert serve_frame(stream.token) == (500, {"playing": False, "error": FAILED})
+    assert not stream.playing and serve_frame(stream.token) == (200, {"playing": False})
+    assert stream.take_failure() == FAILED and stream.take_failure() is None

@@ -15,7 +15,7 @@ import torch
 from mlp.io import model_from_bytes
 from mlp.lessons.playground import PRESETS, to_query
 from mlp.lessons.playground_run import current_run
-from pages.ui.frames import GONE, PATH, serve_frame
+from pages.ui.frames import GONE, PATH, TOKEN_HEADER, serve_frame
 from tests.conftest import open_page, shoot, wait_for_app
 from tests.harness import plane_metric
 
@@ -84,7 +84,7 @@ def test_play_trains_on_every_frame_and_pause_stops_it(at):
     at.button(key="pg_pause").click().run()
     assert at.session_state["pg_playing"] is False and at.button(key="pg_play").label == "Play"
     assert plane_data(at)["playing"] is False and metric(at, "Step") == "40"
-    assert next_frame(at) == {"playing": False}  # a request in flight when Pause landed trains nothing
+    assert next_frame(at) == {"playing": False}  # a request after Pause landed trains nothing
     at.run()
     assert metric(at, "Step") == "40"
 
@@ -264,9 +264,10 @@ def test_hammering_the_buttons_while_playing_trains_exactly_as_a_run_alone(page,
 
 @pytest.mark.browser
 def test_the_frame_route_answers_only_a_live_sessions_token(app_url):
-    for query in ("?stream=guessed", "", "?stream=" + "x" * 5000):
+    for token in ("guessed", "", "x" * 5000):  # in a header, so that no access log keeps it
+        asked = urllib.request.Request(f"{app_url}{PATH}?stream={token}", headers={TOKEN_HEADER: token})
         with pytest.raises(urllib.error.HTTPError) as gone:
-            urllib.request.urlopen(f"{app_url}{PATH}{query}", timeout=30)
+            urllib.request.urlopen(asked, timeout=30)
         assert gone.value.code == 410 and json.loads(gone.value.read()) == {"error": GONE}
     post = urllib.request.Request(f"{app_url}{PATH}", data=b"", method="POST")
     with pytest.raises(urllib.error.HTTPError) as refused:  # it only reads

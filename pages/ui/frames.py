@@ -3,18 +3,20 @@
 A frame drawn through a Streamlit rerun costs the visitor's browser a whole page update: at 10
 frames a second that was 100-200 ms of browser CPU a frame, and with a class on one machine the
 browsers, not the server, ran out of time. So while a visitor plays, the plane's canvas
-(pages/ui/plane.py) fetches `PATH?stream=<token>`; the server trains one frame's steps in the
+(pages/ui/plane.py) fetches PATH with its token in a header; the server trains one frame's steps in the
 visitor's turn (mlp.train.turns) and answers with the boundary image and the numbers (~5 KB of
 JSON, one image decode and one canvas draw in the browser). The canvas asks for the next frame
 only once it has drawn the last, and the line hands turns out fairly, so a busy server gives
 each visitor fewer frames, never a frozen page.
 
-The token is a session's secret (random, never shown or logged): a frame can only be had by the
-page the server gave it to. Streams are kept weakly: a session's end ends its stream.
+The token is a session's secret (random, never shown, sent in a header so that no access log
+keeps it): a frame can only be had by the page the server gave it to. Streams are kept weakly:
+a session's end ends its stream.
 """
 
 from __future__ import annotations
 
+import logging
 import secrets
 import threading
 import time
@@ -35,7 +37,12 @@ from mlp.train.turns import shared_turns
 PATH = "/api/playground/frame"  # under the server's base URL path, if it has one (frame_path)
 FRAME_SECONDS = 0.1  # a playing canvas asks for at most 10 frames a second
 FRAME_THREADS = 64  # frames waiting for their turn; their own pool, apart from Streamlit's file serving
+TOKEN_HEADER = "X-MLP-Stream"
 GONE = "This page's session has ended on the server (it restarted, or you were away a long time)."
+BUSY = "One frame at a time."
+FAILED = "Training stopped: a frame failed on the server (its log has the details). Press Play to try again."
+
+_log = logging.getLogger(__name__)
 
 _streams: weakref.WeakValueDictionary[str, Stream] = weakref.WeakValueDictionary()
 _limiter: anyio.CapacityLimiter | None = None
@@ -61,7 +68,8 @@ class Stream:
         self.playing = False
         self.seq = 0  # frames made so far: the canvas draws only a newer one than it has
         self.rate = FrameRate()  # the frames that trained, as the server built them
-        self._in_flight = threading.Lock()  # one frame a visitor at a time
+        self.in_flight = threading.Lock()  # one frame a visitor at a time (held by the route)
+        self._failure: str | None = None
         _streams[self.token] = self
 
     def update(self, run: Playground, speed: int, playing: bool) -> dict[str, Any]:
@@ -74,10 +82,14 @@ class Stream:
         with self.lock:
             self.playing = False
 
+    def take_failure(self) -> str | None:
+        """Why the last frame failed, once, for the page to say; None if none did."""
+        failure, self._failure = self._failure, None
+        return failure
+
     def next_frame(self) -> tuple[int, dict[str, Any]]:
-        """Trains one frame's steps in this visitor's turn and draws it: (HTTP status, body)."""
-        if not self._in_flight.acquire(blocking=False):
-            return 429, {"error": "One frame at a time."}
+        """Trains one frame's steps in this visitor's turn and draws it: (HTTP status, body).
+        The caller holds `in_flight`."""
         try:
             if not self.playing:
                 return 200, {"playing": False}
@@ -87,8 +99,10 @@ class Stream:
                 return 200, self._frame(train=True)
         except _PausedError:
             return 200, {"playing": False}
-        finally:
-            self._in_flight.release()
+        except Exception:  # the server's log gets the traceback; the page, a sentence
+            _log.exception("a playground frame failed")
+            self.playing, self._failure = False, FAILED
+            return 500, {"playing": False, "error": FAILED}
 
     def _heed(self) -> None:
         if not self.playing:
@@ -120,19 +134,34 @@ class Stream:
 
 
 def serve_frame(token: str) -> tuple[int, dict[str, Any]]:
-    """The route's answer for a stream's token: (HTTP status, JSON body)."""
+    """The route's answer for a stream's token, all in the caller's thread: (HTTP status, body)."""
     stream = _streams.get(token)
     if stream is None:
         return 410, {"error": GONE}
-    return stream.next_frame()
+    if not stream.in_flight.acquire(blocking=False):
+        return 429, {"error": BUSY}
+    try:
+        return stream.next_frame()
+    finally:
+        stream.in_flight.release()
 
 
 async def frame_endpoint(request: Request) -> JSONResponse:
+    """serve_frame, with the checks that cost nothing made on the event loop: only a live
+    session's one frame at a time takes a worker thread."""
     global _limiter
-    if _limiter is None:  # made on the server's event loop, once
-        _limiter = anyio.CapacityLimiter(FRAME_THREADS)
-    token = request.query_params.get("stream", "")[:64]
-    status, body = await anyio.to_thread.run_sync(serve_frame, token, limiter=_limiter)
+    stream = _streams.get(request.headers.get(TOKEN_HEADER, "")[:64])
+    if stream is None:
+        status, body = 410, {"error": GONE}
+    elif not stream.in_flight.acquire(blocking=False):
+        status, body = 429, {"error": BUSY}
+    else:
+        try:
+            if _limiter is None:  # made on the server's event loop, once
+                _limiter = anyio.CapacityLimiter(FRAME_THREADS)
+            status, body = await anyio.to_thread.run_sync(stream.next_frame, limiter=_limiter)
+        finally:
+            stream.in_flight.release()
     return JSONResponse(body, status_code=status, headers={"Cache-Control": "no-store"})
 
 

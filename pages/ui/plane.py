@@ -11,7 +11,7 @@ from typing import Any
 
 import streamlit as st
 
-from pages.ui.frames import FRAME_SECONDS, Stream, frame_path
+from pages.ui.frames import FRAME_SECONDS, TOKEN_HEADER, Stream, frame_path
 from pages.ui.live import visitor
 
 _HTML = """
@@ -122,24 +122,31 @@ export default function (component) {
     pairs.forEach(([, value], i) => { metrics.children[i].lastChild.textContent = value; });
   };
 
-  // A frame newer than the one on screen replaces it; the image draws once decoded.
+  // A frame newer than the one on screen replaces it (true); the image draws once decoded.
   const show = (frame) => {
-    if (s.stream === s.data.stream && frame.seq <= s.seq) return;
+    if (s.stream === s.data.stream && frame.seq <= s.seq) return false;
     s.stream = s.data.stream; s.seq = frame.seq; s.frame = frame;
     showMetrics(frame.metrics);
     if (s.image.src === frame.image && s.image.complete) draw();  // the same image: no load event
     else s.image.src = frame.image;
-    s.shown = (s.shown || 0) + 1;
     s.times = (s.times || []).filter((t) => t > performance.now() - 3000).concat(performance.now());
     if (s.data.debug && s.times.length > 1) {
       const fps = (s.times.length - 1) / ((s.times[s.times.length - 1] - s.times[0]) / 1000);
       root.querySelector(".rate").textContent =
         `${fps.toFixed(1)} frames/s, ${frame.build_ms.toFixed(0)} ms to build one (server)`;
     }
+    return true;
+  };
+
+  // Ask the page to rerun: once for each new thing it must hear between two of its runs.
+  const tell = (said, seq) => {
+    if (said === s.told) return;
+    s.told = said;
+    s.trigger("ended", seq);
   };
 
   // While playing: ask for the next frame once this one is drawn, at most every `interval` s.
-  // The page reruns (a trigger) only when the run ends or its banner must change.
+  // The page reruns only when the run ends, its banner must change, or the server stopped it.
   const play = async () => {
     if (s.loop) return;
     s.loop = true;
@@ -148,21 +155,26 @@ export default function (component) {
         const d = s.data, started = performance.now();
         let rest = d.interval * 1000;
         try {
-          const r = await fetch(`${d.path}?stream=${encodeURIComponent(d.stream)}`, { cache: "no-store" });
-          if (r.status === 410) break;  // this session is gone; the page reconnects on its own
-          const f = r.ok ? await r.json() : null;
-          if (f && f.seq !== undefined && d.stream === s.data.stream) {
-            show(f);
+          const r = await fetch(d.path, {
+            cache: "no-store", headers: { [d.header]: d.stream }, signal: AbortSignal.timeout(30000),
+          });
+          const f = [200, 410, 500].includes(r.status) ? await r.json() : null;
+          if (d.stream !== s.data.stream) continue;  // an answer for a session the page has left
+          if (r.status === 410) {  // this server has no such session: a rerun reconnects the page
+            if (!s.gone) { s.gone = true; s.trigger("ended", -1); }
+            break;
+          }
+          if (f && f.seq !== undefined) {
             const said = `${f.finished}|${f.banner}`;
-            if (said !== `${s.data.frame.finished}|${s.data.frame.banner}` && said !== s.told) {
-              s.told = said;
-              s.trigger("ended", f.seq);
-            }
+            if (show(f) && said !== `${s.data.frame.finished}|${s.data.frame.banner}`) tell(said, f.seq);
+          } else if (f && f.playing === false) {
+            tell("stopped", s.seq);  // a Pause, the run's end or a failure: the page must show it
+            rest = 500;
           } else {
-            rest = f ? 500 : 1000;  // paused at the server (the page's rerun is on its way) or busy
+            rest = 1000;  // busy, or an error on the way: try again
           }
         } catch (e) {
-          rest = 1000;  // the network: try again
+          rest = 1000;  // the network, or no answer in 30 s: try again
         }
         await new Promise((done) => setTimeout(done, Math.max(0, rest - (performance.now() - started))));
       }
@@ -213,6 +225,7 @@ def plane(
         "frame": frame,
         "stream": stream.token,
         "path": frame_path(),
+        "header": TOKEN_HEADER,
         "interval": FRAME_SECONDS,
         "playing": stream.playing,
         "presenter": presenter,
