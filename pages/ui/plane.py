@@ -29,7 +29,8 @@ _CSS = """
 .metric .label { font-size: 0.875rem; line-height: 1.6; opacity: 0.85; white-space: nowrap; }
 .metric .value { font-size: 1.75rem; line-height: 1.25; white-space: nowrap;
   font-variant-numeric: tabular-nums; }
-.presenter .metric .label { font-size: 0.7rem; }
+.presenter .metrics { align-items: end; }
+.presenter .metric .label { font-size: 0.9rem; line-height: 1.2; white-space: normal; }
 .presenter .metric .value { font-size: 1.4rem; }
 canvas { width: 100%; max-width: min(34rem, 52vh); aspect-ratio: 1 / 1; display: block; }
 .legend { display: flex; flex-wrap: wrap; gap: 0.35rem 1rem; margin-top: 0.25rem; opacity: 0.85; }
