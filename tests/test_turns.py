@@ -102,14 +102,3 @@ def test_players_counts_who_took_a_turn_lately():
 def test_share_must_be_a_fraction():
     with pytest.raises(ValueError, match="share"):
         Turns(share=0)
-
-
-def test_the_visitor_served_least_recently_goes_first():
-    """A visitor whose browser asks again late (its tab got less of the machine) waits behind
-    no one who was served since: the slowest still get their share."""
-    turns = Turns(share=1.0)
-    for name in ("slow", "fast"):  # each served once: slow first, so slow is the least recent
-        with turns.turn(name):
-            pass
-    log = run_in_line(turns, ["fast", "fast", "slow"])  # slow asks last, is served first
-    assert [name for name, *_ in log] == ["slow", "fast", "fast"]

@@ -4,18 +4,18 @@ A server's visitors all run their scripts on threads of one interpreter, so only
 runs Python at a time. Left to themselves, K playing visitors each ask for 10 frames a second;
 once K frames cost more than a second, every thread is always runnable, the interpreter lock
 is handed round 16 ways, the health check waits seconds for its turn and a click waits behind
-frames that never end. Here frames wait in one line instead (waiting threads cost nothing),
-the visitor served least recently first, one at a time, and after each the line rests in
-proportion to what that frame took, so at most `share` of the time goes to frames and the rest
-to everything else. With few visitors nothing changes (a frame every 0.1 s costs ~35 ms of each
-100); with many, each gets fewer frames, about share / (K × frame cost) a second, and none
-starves.
+frames that never end. Here frames wait in one first-come-first-served line instead (waiting
+threads cost nothing), one at a time, and after each the line rests in proportion to what that
+frame took, so at most `share` of the time goes to frames and the rest to everything else.
+With few visitors nothing changes (a frame every 0.1 s costs ~35 ms of each 100); with many,
+each gets fewer frames, about share / (K × frame cost) a second, and none starves.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -31,7 +31,7 @@ class Turns:
             raise ValueError(f"share must be in (0, 1]; got {share}")
         self.share = share
         self._cond = threading.Condition()
-        self._line: list[tuple[str, object]] = []  # (who, ticket), in order of arrival
+        self._line: deque[object] = deque()
         self._busy = False
         self._rest_until = 0.0  # monotonic time before which no turn starts
         self._seen: dict[str, float] = {}  # who -> when their last turn ended
@@ -45,7 +45,7 @@ class Turns:
         While it waits, `heed()` is called every `poll` seconds: a page passes something that
         ends its script run when the visitor has clicked, and the place in line is given up.
         """
-        ticket = (who, object())
+        ticket = object()
         with self._cond:
             self._line.append(ticket)
         started = None
@@ -67,22 +67,14 @@ class Turns:
         with self._cond:
             while True:
                 now = time.monotonic()
-                first = self._first()
-                if first is ticket and not self._busy and now >= self._rest_until:
-                    self._line.remove(ticket)
+                if self._line[0] is ticket and not self._busy and now >= self._rest_until:
+                    self._line.popleft()
                     self._busy = True
                     return True
                 if now >= deadline:
                     return False
-                wake = deadline if self._busy or first is not ticket else self._rest_until
+                wake = deadline if self._busy or self._line[0] is not ticket else self._rest_until
                 self._cond.wait(max(0.0, min(deadline, wake) - now))
-
-    def _first(self) -> tuple[str, object]:
-        """Whose turn is next: the visitor served least recently, in order of arrival among
-        equals. A visitor whose browser is slow to ask again (its tab gets less of the machine)
-        then waits behind no one who was served since, so the slowest still get their share."""
-        never = float("-inf")
-        return min(self._line, key=lambda ticket: self._seen.get(ticket[0], never))
 
     def _end(self, who: str, seconds: float) -> None:
         """A turn ended that took `seconds` of CPU time: the line rests in proportion. (CPU time,
