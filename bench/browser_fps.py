@@ -16,6 +16,7 @@ import os
 import re
 import time
 
+from bench.load import cpu_seconds
 from bench.timing import table
 from pages.ui.frames import PATH
 from tests.harness import PLANE_STEP_JS, chromium, serve_app, wait_for_app
@@ -85,15 +86,13 @@ def measure(url: str, seconds: float, speed: int) -> dict[str, float]:
 def browser_cpu_seconds() -> float:
     """CPU time used by every Chromium process on the machine (user + system)."""
     total = 0.0
-    for entry in os.listdir("/proc"):
+    for entry in filter(str.isdigit, os.listdir("/proc")):
         try:
-            with open(f"/proc/{entry}/stat") as f:
-                name, fields = f.read().split(" (", 1)[1].rsplit(")", 1)
-        except (OSError, IndexError):
-            continue  # not a process, or gone
-        if "chrom" in name:
-            values = fields.split()
-            total += (int(values[11]) + int(values[12])) / os.sysconf("SC_CLK_TCK")
+            with open(f"/proc/{entry}/comm") as f:
+                if "chrom" in f.read():
+                    total += cpu_seconds(int(entry))
+        except OSError:
+            continue  # gone meanwhile
     return total
 
 

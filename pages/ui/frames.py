@@ -133,13 +133,21 @@ class Stream:
         return frame
 
 
-def serve_frame(token: str) -> tuple[int, dict[str, Any]]:
-    """The route's answer for a stream's token, all in the caller's thread: (HTTP status, body)."""
-    stream = _streams.get(token)
+def _claim(token: str) -> Stream | tuple[int, dict[str, Any]]:
+    """The token's stream, its one frame in flight now taken; else the answer (HTTP status, body)."""
+    stream = _streams.get(token[:64])
     if stream is None:
         return 410, {"error": GONE}
     if not stream.in_flight.acquire(blocking=False):
         return 429, {"error": BUSY}
+    return stream
+
+
+def serve_frame(token: str) -> tuple[int, dict[str, Any]]:
+    """The route's answer for a stream's token, all in the caller's thread: (HTTP status, body)."""
+    stream = _claim(token)
+    if not isinstance(stream, Stream):
+        return stream
     try:
         return stream.next_frame()
     finally:
@@ -150,11 +158,9 @@ async def frame_endpoint(request: Request) -> JSONResponse:
     """serve_frame, with the checks that cost nothing made on the event loop: only a live
     session's one frame at a time takes a worker thread."""
     global _limiter
-    stream = _streams.get(request.headers.get(TOKEN_HEADER, "")[:64])
-    if stream is None:
-        status, body = 410, {"error": GONE}
-    elif not stream.in_flight.acquire(blocking=False):
-        status, body = 429, {"error": BUSY}
+    stream = _claim(request.headers.get(TOKEN_HEADER, ""))
+    if not isinstance(stream, Stream):
+        status, body = stream
     else:
         try:
             if _limiter is None:  # made on the server's event loop, once
