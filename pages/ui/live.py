@@ -7,15 +7,20 @@ is not a fragment: its frames come over plain HTTP, in the same line; pages/ui/f
 """
 
 import functools
+import math
 import uuid
 from collections.abc import Callable
 
 import streamlit as st
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState, get_script_run_ctx
 
 from mlp.train.turns import shared_turns
 
 VISITOR = "visitor"  # session-state key: this visitor's name in the line
 PLAYERS_PER_PANEL_SECOND = 0.5  # the slow panels redraw every 2 s per player: they cost the browsers most
+RETIME_RATIO = 1.5  # a slow panel's timer is reset when its interval should change by more than this
+TIMERS = "live_timers"  # session-state key: {fragment id: the interval its browser timer runs at}
 
 
 # While a page plays, its live parts wait their turn in the line, up to seconds when many
@@ -43,6 +48,31 @@ def panel_seconds(seconds: float) -> float:
     return seconds * max(1.0, shared_turns().players() / PLAYERS_PER_PANEL_SECOND)
 
 
+def retime(seconds: float) -> None:
+    """Inside a fragment's run: its browser timer fires every `seconds` from now on (on a
+    fragment rerun, only if the timer it has differs by more than RETIME_RATIO).
+
+    Streamlit sends a fragment's `run_every` to the browser on the page's full runs only; the
+    panels' redraws are fragment runs, so without this a panel keeps the interval it got when
+    Play was pressed: the first visitor to press it (nobody else playing yet) would redraw
+    every second for as long as they play, whoever joins later. The browser replaces a
+    fragment's timer when told a new interval for it (the message Streamlit itself sends).
+    """
+    ctx, fragment = get_script_run_ctx(), ThreadState.get().fragment_id
+    if ctx is None or fragment is None:
+        return
+    timers = st.session_state.setdefault(TIMERS, {})
+    now = timers.get(fragment)
+    rerun = bool(ctx.fragment_ids_this_run)  # else a full run: it sent run_every just now; say ours
+    if rerun and now is not None and abs(math.log(seconds / now)) <= math.log(RETIME_RATIO):
+        return
+    msg = ForwardMsg()
+    msg.auto_rerun.interval = seconds
+    msg.auto_rerun.fragment_id = fragment
+    ctx.enqueue(msg)
+    timers[fragment] = seconds
+
+
 Draw = Callable[[], None]
 
 
@@ -60,6 +90,8 @@ def live(seconds: float, playing: bool, slow: bool = False) -> Callable[[Draw], 
         def fragment() -> None:
             if not playing:
                 return draw()
+            if slow:
+                retime(panel_seconds(seconds))
             with shared_turns().turn(visitor(), heed=lambda: VISITOR in st.session_state):
                 draw()
 

@@ -1,0 +1,81 @@
+"""pages/ui/live.py: a slow panel's browser timer follows the number of visitors playing."""
+
+import importlib
+from types import SimpleNamespace
+
+import pytest
+from streamlit.runtime.scriptrunner_utils.script_run_context import ScriptRunContext
+from streamlit.testing.v1 import AppTest
+
+live = importlib.import_module("pages.ui.live")  # the module (pages.ui.live is also its function's name)
+
+
+def panel_script() -> None:
+    import streamlit as st
+
+    from pages.ui.live import retime
+
+    @st.fragment(run_every=1.0)
+    def panel() -> None:
+        retime(st.session_state.get("want", 1.0))
+        st.write("panel")
+
+    panel()
+
+
+@pytest.fixture
+def sent(monkeypatch) -> list:
+    """Every auto-rerun message a script run sends to the browser: (fragment id, interval)."""
+    timers = []
+    enqueue = ScriptRunContext.enqueue
+
+    def record(self, msg) -> None:
+        if msg.WhichOneof("type") == "auto_rerun":
+            timers.append((msg.auto_rerun.fragment_id, msg.auto_rerun.interval))
+        enqueue(self, msg)
+
+    monkeypatch.setattr(ScriptRunContext, "enqueue", record)
+    return timers
+
+
+def test_a_fragment_tells_the_browser_its_new_interval(sent):
+    """Against the installed Streamlit: the message names the fragment Streamlit registered and
+    comes after Streamlit's own, so the browser's timer ends up at the new interval."""
+    app = AppTest.from_function(panel_script)
+    app.session_state["want"] = 7.0
+    app.run()
+    assert not app.exception
+    assert [interval for _, interval in sent] == [1.0, 7.0]
+    assert sent[0][0] == sent[1][0] != ""
+
+
+@pytest.fixture
+def fragment_rerun(monkeypatch, sent) -> SimpleNamespace:
+    """retime() as if inside a rerun of fragment "f" (Streamlit can't rerun a fragment in AppTest)."""
+    state = SimpleNamespace(session_state={})
+    ctx = SimpleNamespace(
+        fragment_ids_this_run=["f"],
+        enqueue=lambda msg: sent.append((msg.auto_rerun.fragment_id, msg.auto_rerun.interval)),
+    )
+    monkeypatch.setattr(live, "st", state)
+    monkeypatch.setattr(live, "get_script_run_ctx", lambda: ctx)
+    monkeypatch.setattr(live.ThreadState, "get", lambda: SimpleNamespace(fragment_id="f"))
+    return state
+
+
+def test_a_rerun_resets_the_timer_only_when_the_interval_changes_enough(fragment_rerun, sent):
+    live.retime(2.0)  # first heard of: sent
+    live.retime(2.5)  # within RETIME_RATIO of 2.0: the browser's timer keeps running
+    live.retime(1.5)
+    live.retime(16.0)  # 8 visitors now play: sent
+    live.retime(14.0)
+    live.retime(2.0)  # they left: sent
+    assert sent == [("f", 2.0), ("f", 16.0), ("f", 2.0)]
+    assert fragment_rerun.session_state[live.TIMERS] == {"f": 2.0}
+
+
+def test_outside_a_fragment_nothing_is_sent(monkeypatch, sent):
+    monkeypatch.setattr(live.ThreadState, "get", lambda: SimpleNamespace(fragment_id=None))
+    monkeypatch.setattr(live, "get_script_run_ctx", lambda: SimpleNamespace(fragment_ids_this_run=None))
+    live.retime(3.0)
+    assert sent == []
