@@ -13,14 +13,12 @@ from tests.harness import ARTIFACTS
 pytestmark = [pytest.mark.browser, pytest.mark.load, pytest.mark.slow, pytest.mark.timeout(900)]
 
 
-# The targets for this machine, and the floors this test holds: floors that fail loudly
-# when a change freezes or starves visitors (the run: 0.00-0.03 frames/s at K = 16), set
-# under what this noisy machine measures on a bad day. With frames over HTTP, bench.load's five
-# runs gave the slowest visitor 1.13-1.30 frames/s at K = 8 and 0.47-0.73 at K = 16, health p95
-# 0.19-0.46 s; but this test's CI runs gave 0.53-1.47 at K = 8 (under the target in three of
-# four) and 0.38-0.80 at K = 16. The targets are not yet held on every run.
+# The targets for this machine, held as they are. Until the slow panels retimed their
+# browser timers (pages/ui/live.py), the first visitor to press Play redrew its panels every
+# second for the whole run, and this test's CI runs gave the slowest of 8 visitors 0.53-1.47
+# frames/s; since, three runs of this test gave 2.67-3.13 at K = 8, 0.93-1.60 at K = 16 and a
+# health p95 of 0.07-0.14 s: each at least 2.6x its target (p95: 7x).
 TARGETS = {"fps at 8": 1.0, "fps at 16": 0.3, "health p95 at 16": 1.0}
-FLOORS = {"fps at 8": 0.3, "fps at 16": 0.15, "health p95 at 16": 1.0}
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +27,7 @@ def hall(browser):
     # coming and going 5 at a time; the suite's time is CI's budget (with 20 visitors, 10 at a
     # time, this fixture once took over 900 s here).
     rows, memory = lecture_hall([8, 16], seconds=15, mnist=2, visitors=10, browser=browser, epochs=3, batch=5)
-    text = report(rows, memory) + f"\nthe issue's targets: {TARGETS}; the floors held: {FLOORS}"
+    text = report(rows, memory) + f"\nthe issue's targets, asserted: {TARGETS}"
     print("\n" + text)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     (ARTIFACTS / "load-report.txt").write_text(text + "\n")  # CI keeps the table with its logs
@@ -38,13 +36,13 @@ def hall(browser):
 
 def test_eight_visitors_each_see_frames(hall):
     rows, _ = hall
-    assert rows[8]["fps min"] >= FLOORS["fps at 8"], rows[8]
+    assert rows[8]["fps min"] >= TARGETS["fps at 8"], rows[8]
 
 
 def test_sixteen_visitors_none_starves_and_the_health_check_answers(hall):
     rows, _ = hall
-    assert rows[16]["fps min"] >= FLOORS["fps at 16"], rows[16]
-    assert rows[16]["health p95 s"] <= FLOORS["health p95 at 16"], rows[16]
+    assert rows[16]["fps min"] >= TARGETS["fps at 16"], rows[16]
+    assert rows[16]["health p95 s"] <= TARGETS["health p95 at 16"], rows[16]
 
 
 def test_a_click_still_lands_under_load(hall):
