@@ -197,6 +197,13 @@ def plane_step(page) -> int:
     return int(canvas.get_attribute("data-step") or -1) if canvas.count() else -1
 
 
+# The curves panel's lines as drawn (Plotly's SVG paths), all in one string: "" before any.
+CURVES_JS = (
+    "[...document.querySelectorAll('.st-key-pg_curves .scatterlayer path.js-line')]"
+    ".map(p => p.getAttribute('d') ?? '').join(' ')"
+)
+
+
 def wait_for_plane(page, at_least: int, timeout: float = 120) -> int:
     """Wait until the canvas has drawn a frame of at least that step, then return its step."""
     deadline = time.monotonic() + timeout
@@ -217,6 +224,9 @@ def test_play_in_chromium_advances_and_redraws_then_pauses(page, app_url):
     drawn = wait_for_plane(page, 30)  # the canvas redraws the boundary as the steps go by
     assert drawn % 10 == 0 and step_metric(page) >= 30  # speed 10: whole frames of 10 steps
     assert len(fetched) >= 3 and set(fetched) == {200}  # frames 10, 20, 30: fetched, not reruns
+    # The slow panels redraw on their own timers meanwhile: the curves get lines, then longer ones.
+    curves = page.wait_for_function(f"() => ({CURVES_JS}) || false").json_value()
+    page.wait_for_function(f"drawn => ({CURVES_JS}) !== drawn", arg=curves)
     shoot(page, "playground-playing.png")
     page.get_by_role("button", name="Pause").click()
     page.get_by_role("button", name="Play").wait_for()  # the page has rerun, paused
