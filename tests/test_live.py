@@ -49,6 +49,45 @@ def test_a_fragment_tells_the_browser_its_new_interval(sent):
     assert sent[0][0] == sent[1][0] != ""
 
 
+def test_every_full_run_sends_its_interval_even_when_close_to_the_last(sent):
+    """A full run resets the browser's timers and Streamlit sets this one to run_every (1 s):
+    the panel must say its own interval again, however close to the one it recorded."""
+    app = AppTest.from_function(panel_script)
+    app.session_state["want"] = 7.0
+    app.run()
+    app.session_state["want"] = 7.5
+    app.run()
+    assert [interval for _, interval in sent] == [1.0, 7.0, 1.0, 7.5]
+
+
+def live_panel_script() -> None:
+    import streamlit as st
+
+    from pages.ui.live import live
+
+    @live(1.0, st.session_state.get("playing", True), slow=st.session_state.get("slow", True))
+    def panel() -> None:
+        st.write("panel")
+
+    panel()
+
+
+@pytest.mark.parametrize(
+    ("playing", "slow", "intervals"),
+    [
+        (True, True, [1.0, 1.0]),  # run_every, then retime's (nobody else playing: 1 s)
+        (True, False, [1.0]),  # a fast panel keeps run_every
+        (False, True, []),  # paused: no timer at all, so the browser's stops
+    ],
+)
+def test_live_panels_send_timers_only_while_playing(sent, playing, slow, intervals):
+    app = AppTest.from_function(live_panel_script)
+    app.session_state["playing"], app.session_state["slow"] = playing, slow
+    app.run()
+    assert not app.exception
+    assert [interval for _, interval in sent] == intervals
+
+
 @pytest.fixture
 def fragment_rerun(monkeypatch, sent) -> SimpleNamespace:
     """retime() as if inside a rerun of fragment "f" (Streamlit can't rerun a fragment in AppTest)."""
@@ -67,6 +106,7 @@ def test_a_rerun_resets_the_timer_only_when_the_interval_changes_enough(fragment
     live.retime(2.0)  # first heard of: sent
     live.retime(2.5)  # within RETIME_RATIO of 2.0: the browser's timer keeps running
     live.retime(1.5)
+    live.retime(3.0)  # exactly 1.5x: still within
     live.retime(16.0)  # 8 visitors now play: sent
     live.retime(14.0)
     live.retime(2.0)  # they left: sent

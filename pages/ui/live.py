@@ -7,19 +7,23 @@ is not a fragment: its frames come over plain HTTP, in the same line; pages/ui/f
 """
 
 import functools
-import math
 import uuid
 from collections.abc import Callable
 
 import streamlit as st
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState, get_script_run_ctx
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+try:  # Streamlit's own, not its API: without it, panels keep the interval they got at Play
+    from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState
+except ImportError:  # pragma: no cover - a Streamlit release that moved it (tests/test_live.py fails)
+    ThreadState = None
 
 from mlp.train.turns import shared_turns
 
 VISITOR = "visitor"  # session-state key: this visitor's name in the line
 PLAYERS_PER_PANEL_SECOND = 0.5  # the slow panels redraw every 2 s per player: they cost the browsers most
-RETIME_RATIO = 1.5  # a slow panel's timer is reset when its interval should change by more than this
+RETIME_RATIO = 1.5  # a slow panel's timer is reset when its interval should change by more than this factor
 TIMERS = "live_timers"  # session-state key: {fragment id: the interval its browser timer runs at}
 
 
@@ -58,19 +62,21 @@ def retime(seconds: float) -> None:
     every second for as long as they play, whoever joins later. The browser replaces a
     fragment's timer when told a new interval for it (the message Streamlit itself sends).
     """
-    ctx, fragment = get_script_run_ctx(), ThreadState.get().fragment_id
-    if ctx is None or fragment is None:
+    ctx = get_script_run_ctx()
+    if ctx is None or ThreadState is None or (fragment_id := ThreadState.get().fragment_id) is None:
         return
     timers = st.session_state.setdefault(TIMERS, {})
-    now = timers.get(fragment)
-    rerun = bool(ctx.fragment_ids_this_run)  # else a full run: it sent run_every just now; say ours
-    if rerun and now is not None and abs(math.log(seconds / now)) <= math.log(RETIME_RATIO):
+    running = timers.get(fragment_id)
+    # On a full run the browser has dropped every timer and Streamlit has just set this one to
+    # run_every, so the record is stale: always send. On a fragment rerun, only past the ratio.
+    fragment_rerun = bool(ctx.fragment_ids_this_run)
+    if fragment_rerun and running is not None and 1 / RETIME_RATIO <= seconds / running <= RETIME_RATIO:
         return
     msg = ForwardMsg()
     msg.auto_rerun.interval = seconds
-    msg.auto_rerun.fragment_id = fragment
-    ctx.enqueue(msg)
-    timers[fragment] = seconds
+    msg.auto_rerun.fragment_id = fragment_id
+    ctx.enqueue(msg)  # may end this run for a click: then nothing is recorded either
+    timers[fragment_id] = seconds
 
 
 Draw = Callable[[], None]
