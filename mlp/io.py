@@ -8,6 +8,7 @@ a separate JSON for people to read); loading checks both before touching a weigh
 from __future__ import annotations
 
 import json
+import math
 import struct
 from itertools import pairwise
 from typing import Any
@@ -101,6 +102,14 @@ def parameter_shapes(config: ModelConfig) -> dict[str, tuple[int, ...]]:
         shapes[f"layers.{i}.weight"] = (n_out, n_in)
         shapes[f"layers.{i}.bias"] = (n_out,)
     return shapes
+
+
+def max_file_bytes(config: ModelConfig) -> int:
+    """The largest file model_to_bytes writes for `config` that model_from_bytes takes back:
+    float32 weights, and a header as long as it reads (the architecture and training record
+    need a few KB of the 1 MiB it allows)."""
+    weights = 4 * sum(math.prod(shape) for shape in parameter_shapes(config).values())
+    return 8 + MAX_HEADER + weights
 
 
 def _check_tensors_fit(header: dict[str, Any], config: ModelConfig) -> None:

@@ -223,3 +223,31 @@ def test_a_job_no_page_looks_at_is_cancelled_after_its_keepalive_and_a_watched_o
     assert watched.running
     watched.stop()
     assert watched.job.state == "stopped"
+
+
+@pytest.mark.slow
+def test_the_largest_model_the_page_trains_loads_back_through_its_uploader(sample):
+    """784-2048×4-10 saved as the page saves it (a 56.9 MB file), then loaded as the page loads it."""
+    import tomllib
+
+    from mlp.lessons.mnist import LARGEST, MAX_MODEL_MB
+    from tests.conftest import ROOT
+
+    largest = settings(hidden=tuple(LARGEST.hidden), epochs=1)
+    assert largest.model_config() == LARGEST  # nothing wider or deeper passes the sidebar
+    with pytest.raises(ValueError):
+        settings(hidden=(*LARGEST.hidden, 1))
+    with pytest.raises(ValueError):
+        settings(hidden=(LARGEST.hidden[0] + 1,))
+    run = MnistRun(sample, largest, "run 1")
+    _, make, _ = run.downloads()[0]
+    data = make()
+    server = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())["server"]["maxUploadSize"]
+    assert len(data) > 56 * 10**6  # (what the uploader refused before: its limit was 56 MB)
+    assert len(data) <= MAX_MODEL_MB * 10**6 <= server * 2**20  # the browser's count, then the server's
+
+    session = MnistSession()
+    session.load(sample, data, "mnist-mlp.safetensors", "id-1")
+    assert session.ready and session.run.settings.hidden == largest.hidden
+    for name, tensor in run.model.state_dict().items():
+        assert torch.equal(session.run.model.state_dict()[name], tensor), name

@@ -202,3 +202,29 @@ def test_a_run_trains_on_while_its_visitor_looks_at_another_page_then_stops(page
     progress.get_by_text(re.compile("stopped")).wait_for()
     assert sidebar.get_by_text("MNIST: run 1 training").count() == 0
     assert page.locator('[data-testid="stException"]').count() == 0
+
+
+@pytest.mark.browser
+def test_the_largest_model_file_passes_the_uploader_in_chromium(page, app_url, tmp_path):
+    """The browser counts the uploader's limit in MB (10^6 bytes), the server in MiB: a 56.9 MB
+    file of 784-2048×4-10, with a training record as the page writes it, passes both."""
+    from mlp.lessons.mnist import LARGEST
+    from mlp.model import MLP
+
+    record = {"optimizer": "adam", "lr": 0.001, "batch_size": 128, "epochs": 100, "epochs_trained": 100.0}
+    data = model_to_bytes(MLP.from_config(LARGEST), test_accuracy=0.98, training=record)
+    assert len(data) > 56 * 10**6
+    page.goto(f"{app_url}/mnist")
+    wait_for_app(page, heading="MNIST")
+    page.get_by_role("tab", name="Keep it").click()
+    uploader = page.get_by_test_id("stFileUploader")
+    uploader.wait_for()
+    wait_for_app(page)
+    path = tmp_path / "largest.safetensors"  # (Playwright hands over at most 50 MB from memory)
+    path.write_bytes(data)
+    uploader.locator("input[type=file]").set_input_files(path)
+    refused = page.get_by_text(re.compile(r"File must be .* or smaller"))  # the browser's own check
+    page.get_by_text("Loaded from").or_(refused).first.wait_for(timeout=120_000)
+    assert refused.count() == 0, refused.first.inner_text()
+    page.get_by_text(re.compile(r"784 → 2048 → 2048 → 2048 → 2048 → 10")).first.wait_for()
+    assert page.locator('[data-testid="stException"]').count() == 0

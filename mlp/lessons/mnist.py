@@ -15,7 +15,7 @@ from typing import Any
 
 from mlp.data import MnistData
 from mlp.device import DEVICES
-from mlp.io import model_from_bytes, parameter_shapes
+from mlp.io import max_file_bytes, model_from_bytes
 from mlp.lessons import settings as form
 from mlp.lessons.mnist_run import SUMMARY_FIELDS, MnistRun, RunSummary, RunView, predictor
 from mlp.lessons.settings import LinkNote, Spec, WidthLimits
@@ -24,9 +24,11 @@ from mlp.train import OPTIMIZERS, SCHEDULERS, TrainConfig
 from mlp.train.jobs import Executor, Job
 
 WIDTHS = WidthLimits(max_layers=4, max_width=2048, min_layers=0)
-# The largest model file this page writes (784-2048×4-10 in float32, 54 MB): its uploader's limit.
-_LARGEST = parameter_shapes(ModelConfig(784, [WIDTHS.max_width] * WIDTHS.max_layers, 10))
-MAX_MODEL_MB = math.ceil(4 * sum(math.prod(shape) for shape in _LARGEST.values()) / 2**20) + 1
+LARGEST = ModelConfig(784, [WIDTHS.max_width] * WIDTHS.max_layers, 10)  # the widest, deepest it trains
+# Its uploader's limit: the largest model file this page writes (784-2048×4-10: 56.9 MB), in the
+# MB Streamlit's uploader counts in the browser (10^6 bytes; 2^20 on Windows and on the server,
+# which only admits more).
+MAX_MODEL_MB = math.ceil(max_file_bytes(LARGEST) / 10**6)
 SPECS: dict[str, Spec] = {
     "hidden": Spec("hidden", widths=WIDTHS),
     "activation": Spec("act", choices=ACTIVATIONS),
