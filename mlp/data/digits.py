@@ -8,41 +8,69 @@ mouse drawing goes through the same steps before it is shown to the model.
 from __future__ import annotations
 
 import io
+import math
 import warnings
+from typing import Any
 
 import numpy as np
 
 MAX_IMAGE_MB = 10  # a phone photo is 2-8 MB
-MAX_PIXELS = 25_000_000  # refuse images big enough to be a decompression bomb
+# The most pixels decoded in full. At its peak a decode holds ~7 bytes a pixel (Pillow keeps
+# RGB(A) in 4, then gray and alpha in 1 each), Pillow's WebP decoder ~15 (two more copies): a
+# PNG at the limit adds 40 MB to the server, a WebP 48. A JPEG is decoded at 1/2 to 1/8 of its
+# size first (a phone's 12 megapixels arrive as 0.75), so only other formats meet these limits.
+MAX_PIXELS = 6_000_000
+FORMAT_MAX_PIXELS = {"WEBP": 3_000_000}
+WORK_SIDE = 512  # the longest side kept for finding the digit, which ends up 20 pixels tall
 NOT_AN_IMAGE = "That file is not an image this app can read (try PNG or JPEG)."
-TOO_LARGE = "The image is {size}: far too large for a photo of one digit (the limit is 25 megapixels)."
+TOO_LARGE = (
+    "The image is {size}: far too large for a photo of one digit (the limit is {limit:g} "
+    "megapixels; a JPEG may be larger)."
+)
 INK = 0.1  # a pixel brighter than this (of 1) is part of the digit
 
 
 def image_to_gray(data: bytes) -> np.ndarray:
-    """Any image file's bytes as a 2-D float32 array in [0, 1]; ValueError if it isn't an image."""
-    from PIL import Image, UnidentifiedImageError
+    """Any image file's bytes as a 2-D float32 array in [0, 1], its longest side at most
+    WORK_SIDE; ValueError if it isn't an image or would take too much memory to decode."""
+    from PIL import Image, ImageChops
 
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # sized up just below
-            image = Image.open(io.BytesIO(data))
+            image = Image.open(io.BytesIO(data))  # lazy: the header only, no pixels yet
     except Image.DecompressionBombError:  # Pillow's own limit: over ~179 million pixels
-        raise ValueError(TOO_LARGE.format(size="over 179 million pixels")) from None
-    except (UnidentifiedImageError, OSError, SyntaxError):
+        raise ValueError(TOO_LARGE.format(size="over 179 million pixels", limit=MAX_PIXELS / 1e6)) from None
+    except Exception:  # Pillow raises many kinds for a file it can't read
         raise ValueError(NOT_AN_IMAGE) from None
-    try:
-        with image:
-            if image.width * image.height > MAX_PIXELS:
-                raise ValueError(TOO_LARGE.format(size=f"{image.width}×{image.height} pixels"))
-            if image.mode in ("RGBA", "LA") or "transparency" in image.info:
-                flat = Image.new("RGB", image.size, "white")  # transparent areas become paper
-                flat.paste(image.convert("RGBA"), mask=image.convert("RGBA").getchannel("A"))
-                image = flat
-            gray = np.asarray(image.convert("L"), dtype=np.float32) / 255.0
-    except (OSError, SyntaxError):  # a header that reads but pixels that don't
-        raise ValueError(NOT_AN_IMAGE) from None
-    return gray
+    with image:
+        image.draft("L", (WORK_SIDE, WORK_SIDE))  # a JPEG decodes smaller; other formats ignore it
+        limit = FORMAT_MAX_PIXELS.get(image.format, MAX_PIXELS)
+        if image.width * image.height > limit:  # refused before a pixel is decoded
+            size = f"{image.width}×{image.height} pixels"
+            raise ValueError(TOO_LARGE.format(size=size, limit=limit / 1e6))
+        try:
+            gray, alpha = _gray_and_alpha(image)  # decodes
+        except Exception:  # a header that reads but pixels that don't
+            raise ValueError(NOT_AN_IMAGE) from None
+    if alpha is not None:  # transparent areas become paper
+        gray.paste(255, mask=ImageChops.invert(alpha))
+    if (factor := math.ceil(max(gray.size) / WORK_SIDE)) > 1:
+        gray = gray.reduce(factor)  # each pixel the mean of a factor × factor box
+    return np.asarray(gray, dtype=np.float32) / 255.0
+
+
+def _gray_and_alpha(image: Any) -> tuple[Any, Any]:
+    """An open PIL image as 8-bit gray and, if it has transparency, its alpha (else None).
+
+    One byte a pixel each: Pillow keeps "LA" in four, so the alpha is never converted to that.
+    """
+    if image.mode in ("RGBA", "LA", "PA", "La", "RGBa"):
+        return image.convert("L"), image.getchannel("A")
+    if "transparency" in image.info:  # a palette entry or a colour marked transparent
+        with image.convert("RGBA" if image.mode in ("RGB", "P") else "LA") as both:
+            return both.convert("L"), both.getchannel("A")
+    return image.convert("L"), None
 
 
 def to_mnist(gray: np.ndarray) -> np.ndarray:
