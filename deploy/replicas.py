@@ -49,7 +49,7 @@ http {
     # No temp files: run as root, nginx's workers are user nobody, who may not reach this folder
     # (under a 0700 temporary directory, uploads then failed with 500). Request bodies stay in
     # memory up to the largest upload (site.conf's client_max_body_size), responses stream.
-    client_body_buffer_size 57m;
+    client_body_buffer_size 59m;
     proxy_max_temp_file_size 0;
     client_body_temp_path temp/body;
     proxy_temp_path temp/proxy;
