@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import struct
+from dataclasses import fields
 from itertools import pairwise
 from typing import Any
 
@@ -84,10 +85,12 @@ def read_architecture(text: str) -> tuple[ModelConfig, dict[str, Any]]:
         if name in model and model[name] not in allowed:
             sentence = f"The architecture asks for the {name} {{}}; this app has {', '.join(allowed)}."
             raise InputError(sentence, str(model[name])[:40])
+    if unknown := sorted(set(model) - {f.name for f in fields(ModelConfig)}, key=str):
+        raise InputError("The architecture has a setting this app doesn't know: {}.", unknown[0][:40])
     try:
         config = ModelConfig(**model)
-    except TypeError as err:
-        raise ValueError(f"The architecture is not one this app wrote ({err}).") from None
+    except TypeError:  # a setting of the wrong kind, e.g. a list for the dropout
+        raise ValueError("The architecture is not one this app wrote: a setting's type is wrong.") from None
     return config, info
 
 
@@ -120,15 +123,18 @@ def _check_tensors_fit(header: dict[str, Any], config: ModelConfig) -> None:
         if name == "__metadata__":
             continue
         if not isinstance(entry, dict) or entry.get("dtype") not in DTYPES:
-            raise ValueError(f"The tensor {name!r} is not stored as floating-point numbers.")
+            raise InputError("The tensor {} is not stored as floating-point numbers.", name[:60])
         shape = entry.get("shape")
         if not isinstance(shape, list) or not all(isinstance(n, int) for n in shape):
-            raise ValueError(f"The tensor {name!r} has no readable shape.")
+            raise InputError("The tensor {} has no readable shape.", name[:60])
         found[name] = tuple(shape)
-    if expected != found:
+    if expected != found:  # the names said are this app's own, except an extra tensor's
         missing = sorted(set(expected) - set(found))
         wrong = sorted(n for n in set(expected) & set(found) if expected[n] != found[n])
-        detail = f"missing {missing}" if missing else f"wrong shape for {wrong}" if wrong else "extra tensors"
+        if not missing and not wrong:
+            extra = sorted(set(found) - set(expected))[0]
+            raise InputError("The weights don't fit the architecture: an extra tensor, {}.", extra[:60])
+        detail = f"missing {', '.join(missing)}" if missing else f"wrong shape for {', '.join(wrong)}"
         raise ValueError(f"The weights don't fit the architecture: {detail}.")
 
 
@@ -159,8 +165,8 @@ def model_from_bytes(
     _check_tensors_fit(header, config)
     try:
         tensors = load_tensors(data)
-    except Exception as err:  # safetensors raises its own error types for damaged files
-        raise ValueError(f"The weights could not be read: {err}") from None
+    except Exception:  # safetensors' own error types, whose text may repeat the file's names
+        raise ValueError("The weights could not be read: the file is damaged or cut short.") from None
     if not all(torch.isfinite(t).all() for t in tensors.values()):
         raise ValueError("The weights contain NaN or infinite values.")
     model = MLP.from_config(config)

@@ -11,8 +11,11 @@ own text may only appear inside a code span.
 from __future__ import annotations
 
 import io
+import json
 import pickle
 import re
+import string
+import struct
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -21,9 +24,12 @@ import torch
 from PIL import Image, ImageDraw
 from safetensors.torch import save as save_tensors
 
+from mlp.data.digits import MAX_IMAGE_MB
+from mlp.data.points import MAX_CSV_BYTES
 from mlp.io import architecture_json, model_to_bytes
+from mlp.lessons.mnist import MAX_MODEL_MB
 from mlp.model import MLP
-from tests.conftest import open_page
+from tests.conftest import open_page, wait_for_app
 
 PLAYGROUND, FORWARD, MNIST, HOME = (
     "pages/playground.py",
@@ -32,6 +38,10 @@ PLAYGROUND, FORWARD, MNIST, HOME = (
     "pages/home.py",
 )
 TRAP = "http://127.0.0.1:9/"  # an address nothing listens on: a link or image to it is an injection
+LONG = "9" * 10_000
+MD_KEY, MD_VALUE = f"[Log in here]({TRAP}login)", f"![]({TRAP}pixel.png)"
+SCRIPT = "<script>alert(1)</script>"
+HTML = f'<img src="{TRAP}html.png">'
 
 
 @dataclass(frozen=True)
@@ -70,6 +80,7 @@ def image(kind: str) -> bytes:
         "blank": (Image.new("L", (64, 64), 255), "PNG"),
         "bomb": (Image.new("1", (10_000, 10_000)), "PNG"),  # 12 KB on disk, 100 megapixels
         "huge bomb": (Image.new("1", (20_000, 20_000)), "PNG"),  # past Pillow's own limit
+        "3000x2001": (Image.new("1", (3000, 2001)), "PNG"),  # just past the pixels decoded
     }
     picture, fmt = pictures[kind]
     out = io.BytesIO()
@@ -90,12 +101,54 @@ def model_file(kind: str) -> bytes:
     if kind == "markdown":  # a file whose training record and architecture try to draw a link
         arch = architecture_json(model, training={"optimizer": f"[log in]({TRAP})", "lr": 0.1})
         return save_tensors(tensors, metadata={"architecture": arch})
-    return save_tensors(tensors, metadata={"architecture": architecture_json(model)})
+    # Files whose own words (tensor names, keys, values) reach an error message: each tries Markdown.
+    arch = architecture_json(model)
+    if kind == "markdown dtype":
+        return save_tensors(
+            {**tensors, MD_VALUE: torch.zeros(2, dtype=torch.int32)}, metadata={"architecture": arch}
+        )
+    if kind == "markdown extra":
+        return save_tensors({**tensors, MD_KEY: torch.zeros(2)}, metadata={"architecture": arch})
+    if kind == "markdown shape":
+        return safetensors_file({HTML: {"dtype": "F32", "shape": MD_VALUE, "data_offsets": [0, 0]}}, arch)
+    if kind == "markdown key":
+        return save_tensors(
+            tensors, metadata={"architecture": arch.replace('"d_in"', f'"{MD_KEY}": 1, "d_in"')}
+        )
+    if kind == "markdown type":
+        return save_tensors(
+            tensors, metadata={"architecture": arch.replace('"dropout": 0.0', f'"dropout": ["{MD_VALUE}"]')}
+        )
+    if kind == "markdown damaged":  # tensors past the file's end: safetensors' complaint is not repeated
+        entry = {"dtype": "F32", "shape": [16, 784], "data_offsets": [0, 4 * 16 * 784]}
+        return safetensors_file(
+            {
+                "layers.0.weight": entry,
+                **{n: e for n, e in _entries(model).items() if n != "layers.0.weight"},
+            },
+            arch,
+        )
+    return save_tensors(tensors, metadata={"architecture": arch})
 
 
-LONG = "9" * 10_000
-MD_KEY, MD_VALUE = f"[Log in here]({TRAP}login)", f"![]({TRAP}pixel.png)"
-SCRIPT = "<script>alert(1)</script>"
+def _entries(model: MLP) -> dict:
+    """Header entries for a model's tensors, laid out one after another (no data follows)."""
+    entries, offset = {}, 0
+    for name, t in model.state_dict().items():
+        entries[name] = {
+            "dtype": "F32",
+            "shape": list(t.shape),
+            "data_offsets": [offset, offset + 4 * t.numel()],
+        }
+        offset += 4 * t.numel()
+    return entries
+
+
+def safetensors_file(entries: dict, architecture: str, data: bytes = b"") -> bytes:
+    """A safetensors file with any header: what a hand-made file may declare."""
+    header = json.dumps({"__metadata__": {"architecture": architecture}, **entries}).encode()
+    return struct.pack("<Q", len(header)) + header + data
+
 
 LINKS = [
     # The playground: numbers, lists, choices, and text that wants to be Markdown or HTML.
@@ -236,6 +289,24 @@ CSVS = [
         upload=("pg_upload", "md.csv", points(x1=lambda i: MD_VALUE if i == 3 else i)),
     ),
     Case(
+        "csv-markdown-header",
+        PLAYGROUND,
+        r"Expected the header x1, x2, label \(in that order\); found ` x1, !\[\]",
+        upload=("pg_upload", "mdh.csv", csv(f"x1,{MD_VALUE},label\n" + "1,2,0\n" * 12)),
+    ),
+    Case(
+        "csv-html-cell",
+        PLAYGROUND,
+        r"Row 5 .*column label, has ` <img .*not a finite number",
+        upload=("pg_upload", f"{HTML}.csv", points(label=lambda i: HTML if i == 3 else i % 2)),
+    ),
+    Case(
+        "csv-markdown-unreadable",
+        PLAYGROUND,
+        r"not a readable CSV|Expected the header",
+        upload=("pg_upload", f"{MD_KEY}.csv", csv(f'x1,x2,label\n1,2,"{MD_VALUE}\n')),
+    ),
+    Case(
         "csv-markdown-name",
         PLAYGROUND,
         r"two classes",
@@ -285,6 +356,42 @@ MODELS = [
         upload=("mn_model_file", "2d.safetensors", model_to_bytes(MLP(2, [8], 3))),
     ),
     Case("model-markdown-name", MNIST, r"too short", upload=("mn_model_file", f"{MD_KEY}.safetensors", b"")),
+    Case(
+        "model-markdown-dtype",
+        MNIST,
+        r"The tensor ` !\[\]\(http.*\) ` is not stored as floating-point numbers",
+        upload=("mn_model_file", f"{HTML}.safetensors", model_file("markdown dtype")),
+    ),
+    Case(
+        "model-markdown-shape",
+        MNIST,
+        r"The tensor ` <img .* ` has no readable shape",
+        upload=("mn_model_file", "s.safetensors", model_file("markdown shape")),
+    ),
+    Case(
+        "model-markdown-extra",
+        MNIST,
+        r"an extra tensor, ` \[Log in here\]",
+        upload=("mn_model_file", "x.safetensors", model_file("markdown extra")),
+    ),
+    Case(
+        "model-markdown-key",
+        MNIST,
+        r"a setting this app doesn't know: ` \[Log in here\]",
+        upload=("mn_model_file", "k.safetensors", model_file("markdown key")),
+    ),
+    Case(
+        "model-markdown-type",
+        MNIST,
+        r"a setting's type is wrong",
+        upload=("mn_model_file", "t.safetensors", model_file("markdown type")),
+    ),
+    Case(
+        "model-markdown-damaged",
+        MNIST,
+        r"could not be read: the file is damaged or cut short",
+        upload=("mn_model_file", f"{MD_VALUE}.safetensors", model_file("markdown damaged")),
+    ),
     Case(  # a good model whose file name and training record are Markdown: loaded, shown as text
         "model-markdown-record",
         MNIST,
@@ -312,6 +419,18 @@ IMAGES = [
         r"over 179 million pixels",
         upload=("mn_image", "bomb2.png", image("huge bomb")),
     ),
+    Case(
+        "image-markdown",
+        MNIST,
+        r"not an image this app can read",
+        upload=("mn_image", f"{MD_KEY}{HTML}.png", MD_VALUE.encode() + HTML.encode()),
+    ),
+    Case(
+        "image-too-large-markdown-name",
+        MNIST,
+        r"3000×2001 pixels: far too large",
+        upload=("mn_image", f"{MD_VALUE}.png", image("3000x2001")),
+    ),
     Case("image-1x1", MNIST, r"No digit found", upload=("mn_image", "dot.png", image("1x1"))),
     Case("image-blank", MNIST, r"No digit found", upload=("mn_image", "blank.png", image("blank"))),
     Case(
@@ -336,12 +455,25 @@ def shown(app) -> list[str]:
 
 
 def outside_code(text: str) -> str:
-    """The text with its code spans (any fence length) taken out: what Markdown would render."""
-    return re.sub(r"(`+)(?:(?!\1).)*?\1", "", text, flags=re.S)
+    """The text without its code spans (any fence length) and backslash-escaped characters, read
+    left to right as Markdown does: what Markdown could still draw something of."""
+    kept, i = [], 0
+    while i < len(text):
+        if text[i] == "\\" and i + 1 < len(text) and text[i + 1] in string.punctuation:
+            i += 2
+        elif fence := re.match(r"`+", text[i:]):
+            close = re.compile(rf"(?<!`){fence[0]}(?!`)").search(text, i + len(fence[0]))
+            i = close.end() if close else i + len(fence[0])
+            if not close:
+                kept.append(fence[0])
+        else:
+            kept.append(text[i])
+            i += 1
+    return "".join(kept)
 
 
 def assert_no_injection(app) -> None:
-    """A person's text may only appear inside a code span: no link, image or HTML of theirs."""
+    """A person's text may only appear inside a code span or escaped: no link, image or HTML of theirs."""
     for text in shown(app):
         if text.startswith("<svg"):  # the app's own drawings (no user text reaches them)
             continue
@@ -420,3 +552,74 @@ def test_there_are_at_least_sixty_cases_of_every_kind():
         "image": len(IMAGES) + len(GOOD_IMAGES),
     }
     assert sum(counts.values()) >= 60 and min(counts.values()) >= 6, counts
+
+
+# --- In the browser: what Streamlit draws of it ------------------------------------------------
+
+# Bytes each uploader takes in the browser (its MB are 10^6): a larger file never reaches a page.
+UPLOAD_LIMITS = {
+    "pg_upload": MAX_CSV_BYTES,
+    "mn_image": MAX_IMAGE_MB * 10**6,
+    "mn_model_file": MAX_MODEL_MB * 10**6,
+}
+# Elements a message might be made to draw (the page's own links and images are elsewhere).
+MESSAGES = ("[data-testid=stAlert]", "[data-testid=stCaptionContainer]")
+DRAWN = ", ".join(f"{box} {tag}" for box in MESSAGES for tag in ("a", "img", "script", "iframe", "b"))
+TRAPPED = f"a[href^='{TRAP}'], img[src^='{TRAP}'], [src^='{TRAP}']"
+
+
+def drawn_text(case: Case) -> re.Pattern:
+    """The case's message as the browser shows it: code spans drawn without their fences."""
+    return re.compile(case.expect.replace(" `", "").replace("` ", ""))
+
+
+def upload_in_browser(tab, case: Case, previous: Case | None) -> None:
+    """Put the case's file (its name carrying Markdown and HTML too) in its uploader, once the
+    previous file is gone and its message with it, and wait for the case's message."""
+    from playwright.sync_api import expect
+
+    alerts = tab.get_by_test_id("stAlert")
+    if previous is not None:
+        tab.get_by_test_id("stFileChipDeleteBtn").click()
+        expect(alerts.filter(has_text=drawn_text(previous))).to_have_count(0)
+    _, name, content = case.upload
+    buffer = {"name": f"{MD_KEY}{HTML}{name}", "mimeType": "application/octet-stream", "buffer": content}
+    tab.get_by_test_id("stFileUploader").locator("input[type=file]").set_input_files(buffer)
+    alerts.filter(has_text=drawn_text(case)).or_(tab.locator(DRAWN)).first.wait_for(state="attached")
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("cases", [MODELS, CSVS, IMAGES], ids=["models", "csvs", "images"])
+def test_no_link_or_image_of_an_uploads_text_is_drawn_in_chromium(page, app_url, cases):
+    """Every error path of model, CSV and image loading, fed Markdown and HTML in the file's name
+    and (where the path repeats it) its content: Chromium draws no link, image or HTML of it,
+    and never asks for the address it names."""
+    asked = []
+    page.on("request", lambda request: asked.append(request.url) if request.url.startswith(TRAP) else None)
+    cases = [c for c in cases if len(c.upload[2]) <= UPLOAD_LIMITS[c.upload[0]]]
+    page.goto(f"{app_url}/{'playground' if cases[0].page == PLAYGROUND else 'mnist'}")
+    wait_for_app(page)
+    if cases[0].upload[0] == "mn_image":  # a model to show the digits to, first
+        page.get_by_role("tab", name="Keep it").click()
+        good = {
+            "name": "good.safetensors",
+            "mimeType": "application/octet-stream",
+            "buffer": model_file("good"),
+        }
+        page.get_by_test_id("stFileUploader").locator("input[type=file]").set_input_files(good)
+        page.get_by_text("Loaded from").wait_for()
+        page.get_by_role("tab", name="Try it").click()
+    elif cases[0].upload[0] == "mn_model_file":
+        page.get_by_role("tab", name="Keep it").click()
+    page.get_by_test_id("stFileUploader").wait_for()
+    previous = None
+    for case in cases:
+        upload_in_browser(page, case, previous)
+        assert page.locator(DRAWN).count() == 0, (
+            case.id,
+            page.locator(DRAWN).first.evaluate("e => e.outerHTML"),
+        )
+        assert page.locator(TRAPPED).count() == 0, case.id
+        previous = case
+    assert asked == []
+    assert page.locator('[data-testid="stException"]').count() == 0

@@ -93,7 +93,8 @@ def _file_declaring(model: dict, tensors: dict | None = None) -> bytes:
             "the activation",
         ),
         ({"d_in": 784, "hidden": [128], "d_out": 10, "init": ["zeros"]}, "the init"),
-        ({"d_in": 784, "hidden": [128], "d_out": 10, "extra": 1}, "not one this app wrote"),
+        ({"d_in": 784, "hidden": [128], "d_out": 10, "extra": 1}, "setting this app doesn't know: 'extra'"),
+        ({"d_in": 784, "hidden": [128], "d_out": 10, "dropout": [0.5]}, "a setting's type is wrong"),
     ],
 )
 def test_a_declared_architecture_is_checked_against_the_file_before_anything_is_built(

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from mlp.data import load_sample
+from mlp.errors import OUT_OF_MEMORY, UNEXPECTED
 from mlp.io import model_to_bytes
 from mlp.lessons.mnist import MnistSession, MnistSettings, from_query, from_widgets, to_query
 from mlp.lessons.mnist_run import MnistRun, first_layer_weights, predict, predictor
@@ -251,3 +252,23 @@ def test_the_largest_model_the_page_trains_loads_back_through_its_uploader(sampl
     assert session.ready and session.run.settings.hidden == largest.hidden
     for name, tensor in run.model.state_dict().items():
         assert torch.equal(session.run.model.state_dict()[name], tensor), name
+
+
+@pytest.mark.parametrize(
+    ("fault", "said"),
+    [
+        (RuntimeError("tensor '[x](http://127.0.0.1:9/)' at /srv/secret"), UNEXPECTED),
+        (RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB"), OUT_OF_MEMORY),
+    ],
+)
+def test_a_failed_run_says_what_it_means_never_its_errors_text(sample, executor, fault, said, caplog):
+    run = MnistRun(sample, settings())
+
+    def fail(seconds: float) -> None:
+        raise fault
+
+    run.advance = fail
+    job = executor.submit(run, "run 1")
+    assert job.wait(timeout=60)
+    assert job.state == "failed" and job.message == f"Training failed. {said}"
+    assert "/srv/secret" not in job.message and str(fault) in caplog.text  # the log keeps it

@@ -138,3 +138,21 @@ def test_every_uploader_asks_for_what_it_needs_and_the_server_cap_is_the_largest
     }
     server = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())["server"]["maxUploadSize"]
     assert server == max(MAX_CSV_BYTES // 1_000_000, MAX_IMAGE_MB, MAX_MODEL_MB)
+
+
+def test_pages_show_a_caught_error_only_through_say():
+    """An exception's text reaches the screen one way: ui.say(err) (pages/ui/text.py), which
+    shows a person's own text literally and a fault as what it means, never its text."""
+
+    def name(call: ast.Call) -> str:
+        return getattr(call.func, "attr", getattr(call.func, "id", ""))
+
+    for path in (ROOT / "pages").rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and name(node) == "say"]
+        said = {id(arg) for call in calls for arg in call.args}
+        for handler in ast.walk(tree):
+            if isinstance(handler, ast.ExceptHandler) and handler.name:
+                for node in ast.walk(handler):
+                    if isinstance(node, ast.Name) and node.id == handler.name:
+                        assert id(node) in said, f"{path.name}:{node.lineno}: {node.id} shown without say()"

@@ -97,6 +97,8 @@ def check(settings: Any, specs: Mapping[str, Spec]) -> None:
     for name, spec in specs.items():
         value = getattr(settings, name)
         if problem := spec.problem(value):
+            if isinstance(value, str):  # a person's text: quoted, shown as it is
+                raise InputError(f"{name} {problem}; got {{}}.", value[:40])
             raise ValueError(problem if spec.widths else f"{name} {problem}; got {value!r}.")
 
 

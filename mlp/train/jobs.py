@@ -9,6 +9,7 @@ garbage-collected, or has not looked at the job for `keepalive` seconds (a close
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -17,12 +18,11 @@ from collections import deque
 from typing import Any, Protocol
 
 from mlp.device import torch_threads
+from mlp.errors import unexpected
 
+_log = logging.getLogger(__name__)
 ACTIVE = ("queued", "running")
 CHUNK_SECONDS = 0.1  # training between two published views (Stop interrupts the step loop itself)
-OUT_OF_MEMORY = (
-    "The device ran out of memory. Try a smaller batch size or a narrower network, or train on the CPU."
-)
 
 
 class Work(Protocol):
@@ -151,8 +151,8 @@ class Job:
             status = self.work.status if self.work.status in ("stopped", "diverged") else "done"
             self._end(status, self._stop or "")
         except Exception as err:  # a worker must outlive any one job
-            message = OUT_OF_MEMORY if "out of memory" in str(err).lower() else f"Training failed: {err}"
-            self._end("failed", message)
+            _log.exception("training job %s failed", self.name)  # the page says only what it means
+            self._end("failed", f"Training failed. {unexpected(err)}")
 
 
 class Executor:

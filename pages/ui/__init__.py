@@ -5,7 +5,7 @@ shell     the app shell (require_shell), a warm process (warm_up), the page-wide
           sidebar's training line
 controls  sidebar widgets from a page's specs; settings that survive a page switch; the
           controls an instructor lets students see
-text      a person's own text shown as text; errors and link notes
+text      a person's own text shown as text; errors and link notes; the one path for outside text
 lessons   the lesson and challenge pickers, a challenge checked live, the link to copy
 live      fragments redrawn on a timer, taking turns with every other visitor's
 reconnect a visitor whose session the server lost is told so
@@ -34,7 +34,7 @@ from pages.ui.shell import (
     wait_heeding_clicks,
     warm_up,
 )
-from pages.ui.text import literal, say, show_link_notes
+from pages.ui.text import literal, plain, say, show_link_notes
 
 __all__ = [
     "challenge_picker",
@@ -51,6 +51,7 @@ __all__ = [
     "number",
     "page_header",
     "page_settings",
+    "plain",
     "plane",
     "plane_stream",
     "presenter",

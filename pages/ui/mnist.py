@@ -16,7 +16,7 @@ from mlp.lessons.mnist_run import first_layer_weights, predict
 from mlp.metrics import neighbour_correlation
 from pages.ui.pad import digit_pad
 from pages.ui.shell import chart, presenter
-from pages.ui.text import say
+from pages.ui.text import plain, say
 
 
 def data_banner(data: MnistData, reload: Callable[[], None]) -> None:
@@ -50,7 +50,7 @@ def data_banner(data: MnistData, reload: Callable[[], None]) -> None:
             reload()
             st.rerun()
         bar.empty()
-        st.error(f"Download failed: the page keeps the bundled sample because {full.reason}.")
+        st.error(f"Download failed: the page keeps the bundled sample because {plain(full.reason)}.")
 
 
 @st.cache_data(max_entries=4, show_spinner=False)

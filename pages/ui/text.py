@@ -1,12 +1,25 @@
-"""Text on screen: a person's own text shown as text, never as Markdown; errors and link notes."""
+"""Text on screen: a person's own text shown as text, never as Markdown; errors and link notes.
 
+The one path for text from outside: a name or value goes through literal(), an error through
+say(), a library sentence that may carry an exception's words through plain().
+"""
+
+import logging
 import re
 from collections.abc import Sequence
 
 import streamlit as st
 
-from mlp.errors import InputError
+from mlp.errors import InputError, unexpected
 from mlp.lessons.settings import LinkNote
+
+_log = logging.getLogger(__name__)
+# What Markdown could make a link, an image, HTML, code, emphasis, math or a table of: a
+# backslash before any ASCII punctuation makes it a plain character.
+_ACTIVE = re.compile(r"([\\`*_\[\]<>!$~|#&])")
+# What Streamlit still links or colours after parsing, in the text itself (escapes gone by then):
+# http://, https://, www. and e-mail addresses; :red[...]. An invisible word joiner breaks each.
+_LINKED = re.compile(r"(?i)https?(?=:)|www(?=\.)|@|(?=\[)")
 
 MAX_NOTES = 5  # link notes shown one by one; the rest are counted
 
@@ -23,11 +36,25 @@ def literal(text: str, limit: int = 60) -> str:
     return f"{fence} {text} {fence}"
 
 
+def plain(text: str) -> str:
+    """A sentence as Markdown that draws it as it is, on one line: nothing in it can become a
+    link (not even a bare address), an image, HTML, code, emphasis or math."""
+    text = _LINKED.sub(lambda found: found[0] + "\u2060", " ".join(str(text).split()))
+    return _ACTIVE.sub(r"\\\1", text)
+
+
 def say(error: BaseException) -> str:
-    """An error's sentence as Markdown, with the person's own text in it shown as literal text."""
+    """An error as Markdown: its sentence as text, the person's own text in it as literal text.
+
+    An error that isn't a ValueError (the library's way of saying "bad input") is a fault, not
+    a sentence: the visitor gets what it means for them, the log its text.
+    """
     if isinstance(error, InputError):
-        return error.template.format(*(literal(q) for q in error.quoted))
-    return str(error)
+        return plain(error.template).format(*(literal(q) for q in error.quoted))
+    if isinstance(error, ValueError):
+        return plain(str(error))
+    _log.error("shown to a visitor as a sentence: %r", error, exc_info=error)
+    return plain(unexpected(error))
 
 
 def show_link_notes(notes: Sequence[LinkNote]) -> None:
