@@ -13,6 +13,7 @@ from mlp.lessons.format import loss_text
 from mlp.lessons.forward_backward import (
     FIXED_D_IN,
     SPECS,
+    VIEW_SPECS,
     WIDTHS,
     from_query,
     from_widgets,
@@ -207,8 +208,10 @@ with grad_tab:
 # --- initialisation ------------------------------------------------------------------------------
 with init_tab:
     depth_col, width_col = st.columns(2)
-    depth = depth_col.slider("Layers", 4, 20, key="fb_init_depth")
-    width = width_col.select_slider("Width", [64, 128, 256, 512], key="fb_init_width")
+    with depth_col:
+        depth = ui.slider("Layers", VIEW_SPECS["spread_depth"], "fb_init_depth")
+    with width_col:
+        width = ui.stops("Width", VIEW_SPECS["spread_width"], "fb_init_width")
     spread = cached_spread(cfg.activation, depth, width)
     ui.chart(spread_figure(spread, cfg.activation), key="fb_spread")
     st.markdown(spread_summary(spread, cfg.activation))

@@ -142,7 +142,8 @@ LINKS = [
     Case("fb-k-one", FORWARD, r"k=1 .*between 2 and 100", {"k": "1"}),
     Case("fb-step-unknown", FORWARD, r"step=zz .*", {"step": "zz"}),
     Case("fb-tab-html", FORWARD, r"must be one of", {"tab": "<b>init</b>"}),
-    Case("fb-depth-huge", FORWARD, r"depth=1000 .*between 4 and 20", {"depth": "1000"}),
+    Case("fb-depth-huge", FORWARD, r"depth=1000 .*between 4 and 16", {"depth": "1000"}),
+    Case("fb-depth-17", FORWARD, r"depth=17 .*between 4 and 16", {"depth": "17"}),  # MLP's limit
     Case("fb-input-unknown", FORWARD, r"input=file .*must be one of", {"input": "file"}),
     Case("fb-break-maybe", FORWARD, r"break=maybe .*", {"break": "maybe"}),
     Case("fb-toy-markdown", FORWARD, r"must be one of", {"toy": MD_KEY}),
