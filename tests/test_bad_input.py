@@ -84,8 +84,9 @@ def model_file(kind: str) -> bytes:
         tensors["layers.0.weight"][0, 0] = float("nan")
     if kind == "wrong shape":
         tensors["layers.0.weight"] = torch.zeros(16, 783)
-    if kind == "bomb":  # 200 bytes declaring a 784-65536×16-10 network
-        arch = {"model": {"d_in": 784, "hidden": [65536] * 16, "d_out": 10}}
+    declared = {"bomb": [2048] * 4, "wide": [70000], "deep": [8] * 5}  # the first: the largest allowed
+    if kind in declared:  # 200 bytes declaring a network: 784-2048×4-10 is 54 MB of weights
+        arch = {"model": {"d_in": 784, "hidden": declared[kind], "d_out": 10}}
         return save_tensors({"x": torch.zeros(1)}, metadata={"architecture": str(arch).replace("'", '"')})
     if kind == "markdown":  # a file whose training record and architecture try to draw a link
         arch = architecture_json(model, training={"optimizer": f"[log in]({TRAP})", "lr": 0.1})
@@ -278,6 +279,18 @@ MODELS = [
         MNIST,
         r"don't fit the architecture",
         upload=("mn_model_file", "b.safetensors", model_file("bomb")),
+    ),
+    Case(  # wider than this page allows (and than MLP does): the page's limit, in its words
+        "model-wide",
+        MNIST,
+        r"doesn't fit this page: each width must be between 1 and 2048; got 70000\.",
+        upload=("mn_model_file", "wide.safetensors", model_file("wide")),
+    ),
+    Case(
+        "model-deep",
+        MNIST,
+        r"doesn't fit this page: use 0 to 4 hidden layers; got 5\.",
+        upload=("mn_model_file", "deep.safetensors", model_file("deep")),
     ),
     Case(
         "model-2d",
