@@ -12,6 +12,7 @@ from mlp.lessons.checks import step_checks
 from mlp.lessons.format import loss_text
 from mlp.lessons.forward_backward import (
     FIXED_D_IN,
+    FIXED_K,
     SPECS,
     VIEW_SPECS,
     WIDTHS,
@@ -75,8 +76,8 @@ with st.sidebar:
     else:
         ui.number("Input width d_in", SPECS["d_in"], "fb_d_in")
     st.text_input("Hidden widths", key="fb_hidden", help=WIDTHS.help)
-    if source == "mnist":
-        st.number_input("Classes K", value=10, disabled=True, key="fb_k_mnist", help="Ten digits.")
+    if fixed := FIXED_K.get(source):  # like d_in: a disabled widget shows what the data fixes
+        st.number_input("Classes K", value=fixed, disabled=True, key=f"fb_k_{source}", help="Ten digits.")
     else:
         ui.number("Classes K", SPECS["k"], "fb_k")
     st.selectbox("Activation", ACTIVATIONS, key="fb_activation")

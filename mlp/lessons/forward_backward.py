@@ -22,6 +22,7 @@ from mlp.model import ACTIVATIONS, INITS, MAX_HIDDEN_LAYERS, MLP
 
 SOURCES = ("gaussian", "toy", "mnist", "teacher")  # N(0, 1) rows, a 2D toy set, digits, a teacher's labels
 FIXED_D_IN = {"toy": 2, "mnist": 784, "teacher": 16}  # the inputs' width where the data decides it
+FIXED_K = {"mnist": 10}  # the classes where the data decides them: ten digits
 WIDTHS = WidthLimits(max_layers=4, max_width=1024, min_layers=1)
 SPECS: dict[str, Spec] = {
     "n": Spec("n", 1, 1024),
@@ -149,7 +150,7 @@ def make_batch(cfg: ForwardSettings) -> Batch:
         images = data.x_test[idx]
         X = images.reshape(len(idx), -1).astype(np.float32) / 255.0
         note = f"{len(idx)} real MNIST digits, pixels scaled to [0, 1] and flattened to 784 numbers each."
-        return Batch(X, data.y_test[idx], 10, images, note)
+        return Batch(X, data.y_test[idx], FIXED_K["mnist"], images, note)
     if cfg.source == "toy":
         classes = min(max(2, cfg.k), MAX_CLASSES) if cfg.toy_kind in MULTICLASS_KINDS else 2
         X, y = make_2d(cfg.toy_kind, max(cfg.n, 2 * classes), noise=0.1, classes=classes, seed=cfg.seed)
