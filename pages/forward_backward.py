@@ -12,7 +12,9 @@ from mlp.lessons.checks import step_checks
 from mlp.lessons.format import loss_text
 from mlp.lessons.forward_backward import (
     FIXED_D_IN,
+    FIXED_K,
     SPECS,
+    VIEW_SPECS,
     WIDTHS,
     from_query,
     from_widgets,
@@ -74,8 +76,8 @@ with st.sidebar:
     else:
         ui.number("Input width d_in", SPECS["d_in"], "fb_d_in")
     st.text_input("Hidden widths", key="fb_hidden", help=WIDTHS.help)
-    if source == "mnist":
-        st.number_input("Classes K", value=10, disabled=True, key="fb_k_mnist", help="Ten digits.")
+    if fixed := FIXED_K.get(source):  # like d_in: a disabled widget shows what the data fixes
+        st.number_input("Classes K", value=fixed, disabled=True, key=f"fb_k_{source}", help="Ten digits.")
     else:
         ui.number("Classes K", SPECS["k"], "fb_k")
     st.selectbox("Activation", ACTIVATIONS, key="fb_activation")
@@ -207,8 +209,10 @@ with grad_tab:
 # --- initialisation ------------------------------------------------------------------------------
 with init_tab:
     depth_col, width_col = st.columns(2)
-    depth = depth_col.slider("Layers", 4, 20, key="fb_init_depth")
-    width = width_col.select_slider("Width", [64, 128, 256, 512], key="fb_init_width")
+    with depth_col:
+        depth = ui.slider("Layers", VIEW_SPECS["spread_depth"], "fb_init_depth")
+    with width_col:
+        width = ui.stops("Width", VIEW_SPECS["spread_width"], "fb_init_width")
     spread = cached_spread(cfg.activation, depth, width)
     ui.chart(spread_figure(spread, cfg.activation), key="fb_spread")
     st.markdown(spread_summary(spread, cfg.activation))

@@ -95,8 +95,9 @@ def model_file(kind: str) -> bytes:
         tensors["layers.0.weight"][0, 0] = float("nan")
     if kind == "wrong shape":
         tensors["layers.0.weight"] = torch.zeros(16, 783)
-    if kind == "bomb":  # 200 bytes declaring a 784-65536×16-10 network
-        arch = {"model": {"d_in": 784, "hidden": [65536] * 16, "d_out": 10}}
+    declared = {"bomb": [2048] * 4, "wide": [70000], "deep": [8] * 5}  # the first: the largest allowed
+    if kind in declared:  # 200 bytes declaring a network: 784-2048×4-10 is 54 MB of weights
+        arch = {"model": {"d_in": 784, "hidden": declared[kind], "d_out": 10}}
         return save_tensors({"x": torch.zeros(1)}, metadata={"architecture": str(arch).replace("'", '"')})
     if kind == "markdown":  # a file whose training record and architecture try to draw a link
         arch = architecture_json(model, training={"optimizer": f"[log in]({TRAP})", "lr": 0.1})
@@ -195,7 +196,8 @@ LINKS = [
     Case("fb-k-one", FORWARD, r"k=1 .*between 2 and 100", {"k": "1"}),
     Case("fb-step-unknown", FORWARD, r"step=zz .*", {"step": "zz"}),
     Case("fb-tab-html", FORWARD, r"must be one of", {"tab": "<b>init</b>"}),
-    Case("fb-depth-huge", FORWARD, r"depth=1000 .*between 4 and 20", {"depth": "1000"}),
+    Case("fb-depth-huge", FORWARD, r"depth=1000 .*between 4 and 16", {"depth": "1000"}),
+    Case("fb-depth-17", FORWARD, r"depth=17 .*between 4 and 16", {"depth": "17"}),  # MLP's limit
     Case("fb-input-unknown", FORWARD, r"input=file .*must be one of", {"input": "file"}),
     Case("fb-break-maybe", FORWARD, r"break=maybe .*", {"break": "maybe"}),
     Case("fb-toy-markdown", FORWARD, r"must be one of", {"toy": MD_KEY}),
@@ -348,6 +350,18 @@ MODELS = [
         MNIST,
         r"don't fit the architecture",
         upload=("mn_model_file", "b.safetensors", model_file("bomb")),
+    ),
+    Case(  # wider than this page allows (and than MLP does): the page's limit, in its words
+        "model-wide",
+        MNIST,
+        r"doesn't fit this page: each width must be between 1 and 2048; got 70000\.",
+        upload=("mn_model_file", "wide.safetensors", model_file("wide")),
+    ),
+    Case(
+        "model-deep",
+        MNIST,
+        r"doesn't fit this page: use 0 to 4 hidden layers; got 5\.",
+        upload=("mn_model_file", "deep.safetensors", model_file("deep")),
     ),
     Case(
         "model-2d",

@@ -8,8 +8,11 @@ import pytest
 from mlp.figures.diagrams import shape_svg
 from mlp.lessons.checks import gradient_report, step_checks
 from mlp.lessons.forward_backward import (
+    SPREAD_WIDTHS,
+    VIEW_SPECS,
     WIDTHS,
     ForwardSettings,
+    ForwardView,
     from_query,
     make_batch,
     operands,
@@ -126,6 +129,14 @@ def test_he_init_keeps_relu_activations_stable_and_small_init_collapses():
     assert "He keeps the scale stable" in spread_summary(spread, "relu")
     tanh = activation_spread(activation="tanh", depth=10, width=256)
     assert "Xavier" in spread_summary(tanh, "tanh")
+
+
+def test_the_deepest_widest_initialisation_stack_the_page_offers_can_be_built():
+    depth, width = VIEW_SPECS["spread_depth"].high, max(SPREAD_WIDTHS)  # the slider's ends
+    spread = activation_spread(depth=depth, width=width, n=8)
+    assert all(len(stds) == depth for stds in spread.values())
+    with pytest.raises(ValueError, match="between 4 and 16"):
+        ForwardView(spread_depth=depth + 1)
 
 
 def test_each_hidden_dz_reads_the_activations_derivative_as_its_own_operand():

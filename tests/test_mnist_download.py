@@ -432,6 +432,19 @@ def test_the_command_has_help_with_its_exit_codes(capsys):
     assert done.value.code == 2
 
 
+def test_the_command_runs_as_a_module_without_a_warning_first(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "mlp.data.mnist", "--help"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "MLP_PLAYGROUND_DATA": str(tmp_path)},
+    )
+    assert done.returncode == 0 and done.stdout.startswith("usage: python -m mlp.data.mnist")
+    assert done.stderr == ""  # runpy's RuntimeWarning came here, before anything else
+
+
 def test_the_command_shows_each_file_in_percent_and_megabytes(mirror, tmp_path, monkeypatch, capsys):
     server, files, blobs = mirror
     monkeypatch.setattr(mnist, "MNIST_FILES", files)  # the small files, with their checksums

@@ -8,10 +8,25 @@ mnist    the mirrors and checksums, the IDX parser, the cache, the bundled sampl
 digits   a drawn or photographed digit made MNIST-like (28×28, centred)
 """
 
-from mlp.data.mnist import MnistData, load_mnist, load_sample
+from typing import Any
+
 from mlp.data.points import Points, UploadedPoints, points_csv, read_points_csv, uploaded_points
 from mlp.data.teacher import teacher_task
 from mlp.data.toy import KINDS, MAX_CLASSES, MULTICLASS_KINDS, gallery, make_2d, split
+
+# MNIST's names load on first use, not with the package: `python -m mlp.data.mnist` imports this
+# package first, and runpy warns when the module it is about to run as __main__ is already
+# loaded (two copies of one module "may result in unpredictable behaviour").
+_MNIST_NAMES = ("MnistData", "load_mnist", "load_sample")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MNIST_NAMES:
+        from mlp.data import mnist
+
+        return getattr(mnist, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "KINDS",

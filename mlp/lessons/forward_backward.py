@@ -18,10 +18,11 @@ from mlp.data import KINDS, MAX_CLASSES, MULTICLASS_KINDS, load_sample, make_2d,
 from mlp.lessons import settings as form
 from mlp.lessons.settings import LinkNote, Spec, WidthLimits
 from mlp.manual import ForwardBackward, Step, derivative_name, forward_backward
-from mlp.model import ACTIVATIONS, INITS, MLP
+from mlp.model import ACTIVATIONS, INITS, MAX_HIDDEN_LAYERS, MLP
 
 SOURCES = ("gaussian", "toy", "mnist", "teacher")  # N(0, 1) rows, a 2D toy set, digits, a teacher's labels
 FIXED_D_IN = {"toy": 2, "mnist": 784, "teacher": 16}  # the inputs' width where the data decides it
+FIXED_K = {"mnist": 10}  # the classes where the data decides them: ten digits
 WIDTHS = WidthLimits(max_layers=4, max_width=1024, min_layers=1)
 SPECS: dict[str, Spec] = {
     "n": Spec("n", 1, 1024),
@@ -70,9 +71,10 @@ TABS = ("steps", "overview", "gradients", "init")  # the page's tabs, as a link 
 VIEW_SPECS: dict[str, Spec] = {
     "tab": Spec("tab", choices=TABS),
     "step": Spec("step", choices=tuple(step_names(WIDTHS.max_layers))),  # any network's step names
-    "spread_depth": Spec("depth", 4, 20),
+    "spread_depth": Spec("depth", 4, MAX_HIDDEN_LAYERS),  # the deepest stack an MLP may have
     "spread_width": Spec("width", 64, 512, stops=(64, 128, 256, 512)),
 }
+SPREAD_WIDTHS = VIEW_SPECS["spread_width"].stops  # the only widths: a link can't bring one between
 
 
 @dataclass(frozen=True)
@@ -86,8 +88,9 @@ class ForwardView:
 
     def __post_init__(self) -> None:
         form.check(self, VIEW_SPECS)
-        if self.spread_width not in VIEW_SPECS["spread_width"].stops:
-            raise ValueError(f"spread_width must be one of 64, 128, 256, 512; got {self.spread_width}.")
+        if self.spread_width not in SPREAD_WIDTHS:
+            allowed = ", ".join(map(str, SPREAD_WIDTHS))
+            raise ValueError(f"spread_width must be one of {allowed}; got {self.spread_width}.")
 
 
 def to_query(settings: ForwardSettings, view: ForwardView | None = None) -> dict[str, str]:
@@ -115,8 +118,9 @@ def view_from_query(
     if values["step"] not in step_names(len(settings.hidden)):
         notes.append(LinkNote("step", values["step"], "this network has no such step"))
         values["step"] = ForwardView.step
-    if values["spread_width"] not in VIEW_SPECS["spread_width"].stops:
-        notes.append(LinkNote("width", str(values["spread_width"]), "width must be 64, 128, 256 or 512"))
+    if values["spread_width"] not in SPREAD_WIDTHS:
+        allowed = f"{', '.join(map(str, SPREAD_WIDTHS[:-1]))} or {SPREAD_WIDTHS[-1]}"
+        notes.append(LinkNote("width", str(values["spread_width"]), f"width must be {allowed}"))
         values["spread_width"] = ForwardView.spread_width
     return ForwardView(**values), notes
 
@@ -146,7 +150,7 @@ def make_batch(cfg: ForwardSettings) -> Batch:
         images = data.x_test[idx]
         X = images.reshape(len(idx), -1).astype(np.float32) / 255.0
         note = f"{len(idx)} real MNIST digits, pixels scaled to [0, 1] and flattened to 784 numbers each."
-        return Batch(X, data.y_test[idx], 10, images, note)
+        return Batch(X, data.y_test[idx], FIXED_K["mnist"], images, note)
     if cfg.source == "toy":
         classes = min(max(2, cfg.k), MAX_CLASSES) if cfg.toy_kind in MULTICLASS_KINDS else 2
         X, y = make_2d(cfg.toy_kind, max(cfg.n, 2 * classes), noise=0.1, classes=classes, seed=cfg.seed)

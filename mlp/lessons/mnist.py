@@ -7,6 +7,7 @@ are kept to compare.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Mapping
@@ -15,7 +16,7 @@ from typing import Any
 
 from mlp.data import MnistData
 from mlp.device import DEVICES
-from mlp.io import max_file_bytes, model_from_bytes
+from mlp.io import max_file_bytes, model_from_bytes, parameter_shapes, read_metadata
 from mlp.lessons import settings as form
 from mlp.lessons.mnist_run import SUMMARY_FIELDS, MnistRun, RunSummary, RunView, predictor
 from mlp.lessons.settings import LinkNote, Spec, WidthLimits
@@ -132,6 +133,26 @@ def recorded_training(meta: Mapping[str, Any]) -> dict[str, Any] | None:
     return kept or None
 
 
+def declared_hidden(file: bytes) -> list[int] | None:
+    """The hidden widths a model file's architecture declares, unchecked; None if it declares
+    none that can be read (model_from_bytes then says what is wrong with it)."""
+    try:
+        hidden = json.loads(read_metadata(file)["architecture"])["model"]["hidden"]
+    except (KeyError, TypeError, ValueError, RecursionError):
+        return None
+    whole = isinstance(hidden, list) and all(isinstance(h, int) and not isinstance(h, bool) for h in hidden)
+    return hidden if whole else None
+
+
+def page_refuses(file: bytes) -> str | None:
+    """Why this page can't take a model file's hidden layers, in its own limits (not the
+    library's far larger ones a loader would name), or None."""
+    hidden = declared_hidden(file)
+    if hidden is None or (problem := WIDTHS.problem(hidden)) is None:
+        return None
+    return f"This model doesn't fit this page: {problem[0].lower()}{problem[1:]}"
+
+
 def loaded_sentence(config: Any, training: dict[str, Any] | None) -> str:
     """What a loaded model is, in a line: its architecture and how its file says it trained."""
     widths = " → ".join(map(str, (config.d_in, *config.hidden, config.d_out)))
@@ -234,6 +255,8 @@ class MnistSession:
 
         ValueError, in words, for a file that isn't one; what was there stays then.
         """
+        if problem := page_refuses(file):  # before the loader, whose limits are MLP's, not this page's
+            raise ValueError(problem)
         model, meta = model_from_bytes(file, expect_d_in=784, expect_d_out=10)
         c = model.config
         settings = MnistSettings(tuple(c.hidden), c.activation, c.init, c.dropout, epochs=1, device="cpu")

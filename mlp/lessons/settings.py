@@ -18,6 +18,14 @@ from mlp.errors import InputError
 MAX_LINK_VALUE = 200  # characters; a longer link value is refused unread
 
 
+def number_text(value: float) -> str:
+    """A limit as a person writes it: a whole number in full (2147483647, where {:g} writes
+    2.14748e+09), any other number in {:g}'s short form (0.0001, 0.05)."""
+    if float(value).is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return f"{value:g}"
+
+
 @dataclass(frozen=True)
 class WidthLimits:
     """How many hidden layers of how many units a page allows, and how they are written."""
@@ -83,7 +91,7 @@ class Spec:
         if isinstance(value, float) and not math.isfinite(value):
             return "must be a finite number"
         if not self.low <= value <= self.high:
-            return f"must be between {self.low:g} and {self.high:g}"
+            return f"must be between {number_text(self.low)} and {number_text(self.high)}"
         return None
 
     def options(self, current: Any) -> list:
@@ -155,7 +163,7 @@ def _expected(name: str, default: Any, spec: Spec) -> str:
     if isinstance(default, bool):
         return f"{label} must be true or false"
     bounded = spec.low is not None and spec.high is not None
-    limits = f" between {spec.low:g} and {spec.high:g}" if bounded else ""
+    limits = f" between {number_text(spec.low)} and {number_text(spec.high)}" if bounded else ""
     if isinstance(default, int):
         return f"{label} must be a whole number{limits}"
     return f"{label} must be a number{limits}"

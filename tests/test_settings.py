@@ -1,0 +1,25 @@
+"""What every page's settings share (mlp.lessons.settings): ranges, their words, the link form."""
+
+import pytest
+
+from mlp.lessons.forward_backward import SPECS as FORWARD_SPECS
+from mlp.lessons.forward_backward import ForwardSettings
+from mlp.lessons.settings import Spec, number_text, read_link
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(2**31 - 1, "2147483647"), (0, "0"), (10.0, "10"), (1e-4, "0.0001"), (0.05, "0.05")],
+)
+def test_limits_are_written_as_people_write_them(value, text):
+    assert number_text(value) == text
+
+
+def test_a_seed_out_of_range_names_the_largest_seed_in_full():
+    assert Spec("seed", 0, 2**31 - 1).problem(-1) == "must be between 0 and 2147483647"
+    _, _, notes = read_link({"seed": "-1"}, ForwardSettings(), FORWARD_SPECS)
+    assert notes[0].reason == "seed must be between 0 and 2147483647"
+    _, _, notes = read_link({"seed": "lucky"}, ForwardSettings(), FORWARD_SPECS)
+    assert notes[0].reason == "seed must be a whole number between 0 and 2147483647"
+    with pytest.raises(ValueError, match=r"seed must be between 0 and 2147483647; got -1\."):
+        ForwardSettings(seed=-1)
