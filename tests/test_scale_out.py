@@ -11,14 +11,18 @@ uploads and downloads that reach a replica without the session fail: what the RE
 
 from __future__ import annotations
 
+import http.client
+import http.server
 import inspect
 import os
 import re
 import shutil
 import subprocess
+import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -67,6 +71,62 @@ def test_nginx_accepts_the_config(tmp_path, affinity):
     site = site_config(["127.0.0.1:8501", "127.0.0.1:8502"], "127.0.0.1:8080", affinity)
     check = subprocess.run([*nginx_command(tmp_path, site), "-t"], capture_output=True, text=True)
     assert check.returncode == 0, check.stderr
+
+
+class SaysOk(http.server.BaseHTTPRequestHandler):
+    """Another server than the app: "ok" to every GET, as Streamlit's health check says."""
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"ok")
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+@contextmanager
+def other_server(port: int = 0) -> Iterator[int]:
+    """Another HTTP server on 127.0.0.1 (on `port`, or a free one) until the block ends; yields its port."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), SaysOk)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def wait_nginx(nginx: subprocess.Popen, url: str, logs: Path) -> None:
+    """Until nginx answers at `url` (30 s at most)."""
+    deadline = time.monotonic() + 30
+    while not healthy(url):
+        assert nginx.poll() is None and time.monotonic() < deadline, f"nginx did not start: see {logs}"
+        time.sleep(0.1)
+
+
+@pytest.mark.skipif(nginx_path() is None, reason="nginx not found (apt-get install nginx)")
+def test_nginx_names_no_version(tmp_path):
+    listen = f"127.0.0.1:{free_port()}"
+    with other_server() as port:
+        nginx = start_nginx(tmp_path, site_config([f"127.0.0.1:{port}"], listen))
+        try:
+            wait_nginx(nginx, f"http://{listen}", tmp_path)
+            with urllib.request.urlopen(f"http://{listen}/", timeout=5) as response:
+                assert response.headers["Server"] == "nginx"  # not nginx/1.22.1
+            # An upload over client_max_body_size: nginx answers with its own error page.
+            connection = http.client.HTTPConnection(listen, timeout=5)
+            connection.putrequest("POST", "/")
+            connection.putheader("Content-Length", str(100 << 20))
+            connection.endheaders()
+            refused = connection.getresponse()
+            page = refused.read().decode()
+            assert refused.status == 413 and refused.headers["Server"] == "nginx"
+            assert "<center>nginx</center>" in page and "nginx/" not in page
+            connection.close()
+        finally:
+            stop([nginx])
 
 
 def test_the_reconnect_notice_still_matches_streamlit():
