@@ -8,7 +8,8 @@ Each replica is `streamlit run app.py` on 127.0.0.1; they share one cookie secre
 ($STREAMLIT_SERVER_COOKIE_SECRET, made up for the run when unset), as Streamlit asks of
 replicas. nginx runs in the foreground with deploy/nginx.conf, its replica block written for
 these ports, from a folder that keeps its logs (access.log names the replica of each request).
-A replica that exits is started again; Ctrl-C (or SIGTERM) stops everything.
+Before starting anything it checks that no other program holds these ports, and refuses if one
+does. A replica that exits is started again; Ctrl-C (or SIGTERM) stops everything.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ import time
 import urllib.request
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+from deploy.ports import refusal
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = Path(__file__).with_name("nginx.conf")
@@ -177,6 +180,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.print_config:
         print(site, end="")
         return 0
+    if (refused := refusal(ports, args.listen)) is not None:  # before anything starts
+        print(refused, file=sys.stderr)
+        return 2
     folder = args.folder or Path(tempfile.mkdtemp(prefix="mlp-replicas-"))
     folder.mkdir(parents=True, exist_ok=True)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # a service manager's stop: clean up too

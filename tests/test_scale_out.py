@@ -12,17 +12,14 @@ uploads and downloads that reach a replica without the session fail: what the RE
 from __future__ import annotations
 
 import http.client
-import http.server
 import inspect
 import os
 import re
 import shutil
 import subprocess
-import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,6 +42,7 @@ from mlp.io import model_from_bytes, model_to_bytes
 from mlp.model import MLP
 from tests.conftest import ARTIFACTS, ROOT, _require_browser, shoot, wait_for_app
 from tests.harness import free_port, plane_metric
+from tests.test_replicas import other_server
 
 COOKIE = "mlp_replica"  # deploy/nginx.conf's: the replica a visitor is pinned to
 LOGS = ARTIFACTS / "scale-out"  # each replica's log, nginx's configs and logs (access.log: who served what)
@@ -71,31 +69,6 @@ def test_nginx_accepts_the_config(tmp_path, affinity):
     site = site_config(["127.0.0.1:8501", "127.0.0.1:8502"], "127.0.0.1:8080", affinity)
     check = subprocess.run([*nginx_command(tmp_path, site), "-t"], capture_output=True, text=True)
     assert check.returncode == 0, check.stderr
-
-
-class SaysOk(http.server.BaseHTTPRequestHandler):
-    """Another server than the app: "ok" to every GET, as Streamlit's health check says."""
-
-    def do_GET(self) -> None:
-        self.send_response(200)
-        self.send_header("Content-Length", "2")
-        self.end_headers()
-        self.wfile.write(b"ok")
-
-    def log_message(self, *args) -> None:
-        pass
-
-
-@contextmanager
-def other_server(port: int = 0) -> Iterator[int]:
-    """Another HTTP server on 127.0.0.1 (on `port`, or a free one) until the block ends; yields its port."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), SaysOk)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield server.server_address[1]
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def wait_nginx(nginx: subprocess.Popen, url: str, logs: Path) -> None:
