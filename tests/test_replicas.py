@@ -1,21 +1,25 @@
 """The replica launcher's own checks (deploy/replicas.py), without nginx or the app: it refuses
-ports another program holds before it starts anything.
+ports another program holds before it starts anything; a replica proves it is what answers its
+port (deploy/identity.py).
 
 The replicas behind a real nginx, and the launcher run whole: tests/test_scale_out.py.
 """
 
 from __future__ import annotations
 
+import asyncio
 import http.server
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
 import pytest
 
+from deploy.identity import PATH, TOKEN_VAR, proof, replica_route
 from deploy.ports import in_use, listen_address, refusal
 from tests.harness import ROOT, free_port
 
@@ -95,3 +99,35 @@ def test_nginx_listen_addresses():
     assert listen_address("[::1]:8080") == ("::1", 8080)
     assert listen_address("*:80") == ("", 80)
     assert listen_address("unix:/run/mlp.sock") is None
+
+
+# --- each replica proves it is what answers its port -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("token", "query", "status"),
+    [
+        ("t", "challenge=c", 200),
+        ("", "challenge=c", 404),
+        ("t", "", 404),
+        ("t", "challenge=" + "c" * 65, 404),
+    ],
+)
+def test_the_apps_route_answers_a_challenge_only_with_a_token(monkeypatch, token, query, status):
+    from starlette.requests import Request
+
+    monkeypatch.setenv(TOKEN_VAR, token)
+    route = replica_route()
+    request = Request(
+        {"type": "http", "method": "GET", "path": PATH, "query_string": query.encode(), "headers": []}
+    )
+    with ThreadPoolExecutor(1) as thread:  # an event loop of its own: the browser tests' runs in this thread
+        response = thread.submit(asyncio.run, route.endpoint(request)).result()
+    assert route.path == PATH and response.status_code == status
+    if status == 200:
+        assert response.body.decode() == proof("t", "c") and response.headers["Cache-Control"] == "no-store"
+
+
+def test_the_proof_needs_the_token_which_never_travels():
+    assert proof("a", "challenge") != proof("b", "challenge") and proof("a", "x") != proof("a", "y")
+    assert "a" * 64 not in proof("a" * 64, "challenge")
