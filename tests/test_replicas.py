@@ -1,6 +1,7 @@
 """The replica launcher's own checks (deploy/replicas.py), without nginx or the app: it refuses
-ports another program holds before it starts anything; a replica proves it is what answers its
-port (deploy/identity.py).
+ports another program holds before it starts anything; it routes only to a replica that proves it
+is what answers its port, at the start and at every restart; its restarts wait longer each time,
+then stop. The replicas here are small stand-ins (FAKE_REPLICA) that start in a blink.
 
 The replicas behind a real nginx, and the launcher run whole: tests/test_scale_out.py.
 """
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import http.server
+import re
 import subprocess
 import sys
 import threading
@@ -21,6 +23,8 @@ import pytest
 
 from deploy.identity import PATH, TOKEN_VAR, proof, replica_route
 from deploy.ports import in_use, listen_address, refusal
+from deploy.replicas import site_config, stop
+from deploy.supervisor import Answer, Replicas, Restarts, who_answers
 from tests.harness import ROOT, free_port
 
 
@@ -103,6 +107,78 @@ def test_nginx_listen_addresses():
 
 # --- each replica proves it is what answers its port -------------------------------------------
 
+# A replica in a blink: like `streamlit run app.py` it exits (1) when its port is taken, answers
+# the health check, and proves its token (deploy/identity.py). Or it crashes, or never listens.
+FAKE_REPLICA = """
+import http.server, os, sys, time, urllib.parse
+from deploy.identity import PATH, TOKEN_VAR, proof
+
+port, how = int(sys.argv[1]), sys.argv[2]
+if how == "crashes":
+    sys.exit(3)
+if how == "never listens":
+    time.sleep(60)
+
+class Replica(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        url = urllib.parse.urlsplit(self.path)
+        if url.path == PATH:
+            body = proof(os.environ[TOKEN_VAR], urllib.parse.parse_qs(url.query)["challenge"][0])
+        elif url.path == "/_stcore/health":
+            body = "ok"
+        else:
+            return self.send_error(404)
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(body.encode())
+
+    def log_message(self, *args):
+        pass
+
+try:
+    server = http.server.HTTPServer(("127.0.0.1", port), Replica)
+except OSError:
+    sys.exit(1)
+server.serve_forever()
+"""
+QUICK = Restarts(first_wait=0.05, longest_wait=0.2, failures=4, start_timeout=20, steady=60)
+
+
+@contextmanager
+def replicas(
+    tmp_path, how: str, ports: list[int], restarts: Restarts = QUICK
+) -> Iterator[tuple[Replicas, list[str]]]:
+    """Replicas of FAKE_REPLICA behaving `how`, on `ports`; what they said, as a list."""
+    said: list[str] = []
+    command = lambda port: [sys.executable, "-c", FAKE_REPLICA, str(port), how]  # noqa: E731
+    supervised = Replicas(ports, {}, tmp_path, restarts, command, said.append)
+    try:
+        yield supervised, said
+    finally:
+        stop([p for p in supervised.processes() if p.poll() is None])
+
+
+def watch_until(supervised: Replicas, done, what: str, timeout: float = 30) -> None:
+    """Watch the replicas, as the launcher does, until `done()` (`timeout` s at most)."""
+    deadline = time.monotonic() + timeout
+    while not done():
+        assert time.monotonic() < deadline, f"not {what} within {timeout} s"
+        supervised.watch()
+        time.sleep(0.02)
+
+
+def test_a_replica_proves_its_token_and_nothing_else_can(tmp_path):
+    port = free_port()
+    with replicas(tmp_path, "serves", [port]) as (supervised, said):
+        supervised.start(port)
+        assert supervised.wait_up() is None and supervised.up() == [port] and said == []
+        token = supervised.replicas[port].token
+        assert who_answers(port, token) is Answer.OWN
+        assert who_answers(port, "another start's token") is Answer.OTHER
+    with other_server() as other:  # says "ok" to everything, the proof's address too
+        assert who_answers(other, token) is Answer.OTHER
+    assert who_answers(port, token) is Answer.NONE  # stopped: nothing answers
+
 
 @pytest.mark.parametrize(
     ("token", "query", "status"),
@@ -131,3 +207,64 @@ def test_the_apps_route_answers_a_challenge_only_with_a_token(monkeypatch, token
 def test_the_proof_needs_the_token_which_never_travels():
     assert proof("a", "challenge") != proof("b", "challenge") and proof("a", "x") != proof("a", "y")
     assert "a" * 64 not in proof("a" * 64, "challenge")
+
+
+@pytest.mark.parametrize("how", ["serves", "never listens"])
+def test_at_the_start_a_port_another_server_answers_is_refused(tmp_path, how):
+    """Taken after the launcher's check of the ports: the replica can't listen, or doesn't yet."""
+    with other_server() as port, replicas(tmp_path, how, [port]) as (supervised, _):
+        process = supervised.start(port)
+        failure = supervised.wait_up()
+        assert supervised.up() == [] and process.poll() is not None  # ended, and never routed to
+    reasons = ["another server answers on its port"]  # asked while the replica still ran...
+    if how == "serves":
+        reasons.append("another program holds its port")  # ...or once it had exited
+    log = tmp_path / f"replica-{port}.log"
+    assert failure in [f"The replica on port {port} did not start: {why} (see {log})." for why in reasons]
+
+
+def test_a_replica_that_keeps_failing_is_started_later_each_time_then_given_up(tmp_path):
+    port = free_port()
+    with replicas(tmp_path, "crashes", [port]) as (supervised, said):
+        supervised.start(port)
+        watch_until(supervised, supervised.all_given_up, "given up")
+        assert supervised.up() == []
+        for _ in range(10):  # given up: never started again
+            supervised.watch()
+    start = f"The replica on port {port} did not start: it exited (3); not routed to, starting it again in"
+    assert said[:3] == [f"{start} 0.05 s.", f"{start} 0.1 s.", f"{start} 0.2 s."]
+    assert said[3:] == [
+        f"The replica on port {port} did not start: it exited (3); after 4 failed starts in a row it is "
+        f"given up: not routed to, not started again (see {tmp_path}/replica-{port}.log)."
+    ]
+
+
+def test_a_replica_whose_port_was_taken_while_it_was_down_is_not_routed_to_until_it_is_back(tmp_path):
+    port, other_port = free_port(), free_port()
+    restarts = Restarts(first_wait=0.05, longest_wait=0.05, failures=1000, start_timeout=20, steady=60)
+    with replicas(tmp_path, "serves", [port, other_port], restarts) as (supervised, said):
+        for p in (port, other_port):
+            supervised.start(p)
+        assert supervised.wait_up() is None
+        supervised.replicas[port].process.kill()
+        supervised.replicas[port].process.wait()
+        with other_server(port):  # takes the port before the replica starts again
+            watch_until(supervised, lambda: len(said) >= 3, "three failed starts")
+            assert supervised.up() == [other_port]
+            exited = f"The replica on port {port} exited (-9); not routed to, starting it again in 0.05 s."
+            assert said[0] == exited
+            taken = re.compile(
+                rf"The replica on port {port} did not start: "
+                r"another (program holds|server answers on) its port; not routed to"
+            )
+            assert all(taken.match(s) for s in said[1:]), said
+        watch_until(supervised, lambda: supervised.up() == [port, other_port], "up again")  # the port is free
+        assert said[-1] == f"The replica on port {port} is up again: routed to."
+        assert who_answers(port, supervised.replicas[port].token) is Answer.OWN
+
+
+def test_nginx_sends_nothing_to_a_replica_that_is_down():
+    site = site_config(["127.0.0.1:8501", "127.0.0.1:8502"], 8080, down=["127.0.0.1:8502"])
+    assert "    server 127.0.0.1:8502 down;" in site and "    server 127.0.0.1:8502 backup down;" in site
+    assert "    server 127.0.0.1:8501;" in site and "    server 127.0.0.1:8501 backup;" in site
+    assert PATH not in site  # the proof is asked of each replica, never through nginx
