@@ -25,6 +25,7 @@ COPY app.py ./
 COPY .streamlit/ .streamlit/
 COPY pages/ pages/
 COPY mlp/ mlp/
+COPY deploy/ deploy/
 USER app
 
 EXPOSE 8501

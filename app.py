@@ -1,8 +1,10 @@
 """MLP Playground: the pages, the page config and the shared sidebar; and the server they run on.
 
 `streamlit run app.py` finds `app` below (an st.App: Streamlit's own server plus the 2D
-playground's frame route, pages/ui/frames.py) and serves it. Every visitor's run of the script
-then takes the other branch: Streamlit runs the script as `__main__`.
+playground's frame route, pages/ui/frames.py, and the route by which a replica shows the
+launcher of deploy/replicas.py that it is the process answering its port, deploy/identity.py)
+and serves it. Every visitor's run of the script then takes the other branch: Streamlit runs
+the script as `__main__`.
 """
 
 import streamlit as st
@@ -28,6 +30,7 @@ if __name__ == "__main__":
 
     navigation.run()
 else:
+    from deploy.identity import replica_route
     from pages.ui.frames import routes
 
-    app = st.App("app.py", routes=routes())
+    app = st.App("app.py", routes=[*routes(), replica_route()])

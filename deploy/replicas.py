@@ -8,12 +8,17 @@ Each replica is `streamlit run app.py` on 127.0.0.1; they share one cookie secre
 ($STREAMLIT_SERVER_COOKIE_SECRET, made up for the run when unset), as Streamlit asks of
 replicas. nginx runs in the foreground with deploy/nginx.conf, its replica block written for
 these ports, from a folder that keeps its logs (access.log names the replica of each request).
-A replica that exits is started again; Ctrl-C (or SIGTERM) stops everything.
+Before starting anything it checks that no other program holds these ports, and refuses if one
+does. nginx routes only to the replicas that proved they are what answers their port
+(deploy/supervisor.py): a replica that exits is taken out of nginx's routing (its visitors go to
+the others) and started again, later after each failed start, and given up after five in a row.
+Ctrl-C (or SIGTERM) stops everything.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import secrets
@@ -23,11 +28,12 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from deploy.ports import listen_address, refusal
+from deploy.supervisor import Replicas, healthy
+
 SITE = Path(__file__).with_name("nginx.conf")
 BLOCK = re.compile(r"(?<=# --- replicas ---\n).*(?=# --- end of replicas ---\n)", re.DOTALL)
 LISTEN = re.compile(r"^(\s*)listen \S+;$", re.MULTILINE)
@@ -61,16 +67,21 @@ http {
 """
 
 
-def replica_block(addresses: Sequence[str], affinity: bool = True) -> str:
+def replica_block(addresses: Sequence[str], affinity: bool = True, down: Collection[str] = ()) -> str:
     """deploy/nginx.conf's replica block for these `host:port`s; without `affinity`, every
-    request goes to any replica in turn (round robin: what breaks uploads and downloads)."""
+    request goes to any replica in turn (round robin: what breaks uploads and downloads). nginx
+    sends nothing to the replicas `down`: their visitors go to the backups."""
     names = [f"r{i}" for i in range(1, len(addresses) + 1)]
+
+    def server(address: str, backup: str = "") -> str:
+        return f"    server {address}{backup}{' down' if address in down else ''};"
+
     lines = ["# Each replica's group: the replica, then the others as backups (when it can't be reached)."]
     for name, address in zip(names, addresses, strict=True):
-        backups = [f"    server {other} backup;" for other in addresses if other != address]
-        lines += [f"upstream mlp_{name} {{", f"    server {address};", *backups, "}"]
+        backups = [server(other, " backup") for other in addresses if other != address]
+        lines += [f"upstream mlp_{name} {{", server(address), *backups, "}"]
     lines += ["# A new visitor (no cookie yet) goes to any replica, in turn.", "upstream mlp_any {"]
-    lines += [*(f"    server {address};" for address in addresses), "}", ""]
+    lines += [*(server(address) for address in addresses), "}", ""]
     if affinity:
         lines.append("# Where a request goes: the group of the replica its cookie names.")
         routes = [f"    {name} mlp_{name};" for name in names]
@@ -84,9 +95,12 @@ def replica_block(addresses: Sequence[str], affinity: bool = True) -> str:
     return "\n".join(lines)
 
 
-def site_config(addresses: Sequence[str], listen: int | str, affinity: bool = True) -> str:
-    """deploy/nginx.conf for these replicas (`host:port` each), listening on `listen`."""
-    site = BLOCK.sub(lambda _: replica_block(addresses, affinity), SITE.read_text(), count=1)
+def site_config(
+    addresses: Sequence[str], listen: int | str, affinity: bool = True, down: Collection[str] = ()
+) -> str:
+    """deploy/nginx.conf for these replicas (`host:port` each), listening on `listen`; nginx
+    sends nothing to those `down`."""
+    site = BLOCK.sub(lambda _: replica_block(addresses, affinity, down), SITE.read_text(), count=1)
     return LISTEN.sub(lambda m: f"{m[1]}listen {listen};", site, count=1)
 
 
@@ -108,42 +122,6 @@ def nginx_command(folder: Path, site: str) -> list[str]:
 def start_nginx(folder: Path, site: str) -> subprocess.Popen:
     """nginx with `site`, run from `folder` (nginx_command)."""
     return subprocess.Popen(nginx_command(folder, site), stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-
-
-def replica_command(port: int) -> list[str]:
-    """`streamlit run app.py` for one replica, on 127.0.0.1:`port`: no browser, no file watcher."""
-    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true"]
-    command += ["--server.address", "127.0.0.1", "--server.port", str(port)]
-    return [*command, "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"]
-
-
-def start_replica(port: int, env: Mapping[str, str], log: Path) -> subprocess.Popen:
-    """One replica on 127.0.0.1:`port`, its output appended to `log`."""
-    with open(log, "a") as out:
-        return subprocess.Popen(replica_command(port), cwd=ROOT, env=dict(env), stdout=out, stderr=out)
-
-
-def healthy(url: str) -> bool:
-    """Whether Streamlit at `url` answers its health check."""
-    try:
-        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-            return response.status == 200
-    except OSError:
-        return False
-
-
-def wait_healthy(replicas: Mapping[int, subprocess.Popen], timeout: float = 120) -> None:
-    """Until every replica (port -> process) answers its health check; RuntimeError if one dies
-    or the time runs out."""
-    deadline = time.monotonic() + timeout
-    waiting = dict(replicas)
-    while waiting:
-        for port, process in list(waiting.items()):
-            if healthy(f"http://127.0.0.1:{port}"):
-                del waiting[port]
-            elif process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"the replica on port {port} did not come up")
-        time.sleep(0.3)
 
 
 def replica_env() -> dict[str, str]:
@@ -173,32 +151,62 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--print-config", action="store_true", help="print the nginx config and exit")
     args = parser.parse_args(argv)
     ports = range(args.first_port, args.first_port + args.replicas)
-    site = site_config([f"127.0.0.1:{port}" for port in ports], args.listen)
+    addresses = [f"127.0.0.1:{port}" for port in ports]
+    site = site_config(addresses, args.listen)
     if args.print_config:
         print(site, end="")
         return 0
+    if (refused := refusal(ports, args.listen)) is not None:  # before anything starts
+        print(refused, file=sys.stderr)
+        return 2
     folder = args.folder or Path(tempfile.mkdtemp(prefix="mlp-replicas-"))
     folder.mkdir(parents=True, exist_ok=True)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # a service manager's stop: clean up too
-    env = replica_env()
-    replicas = {port: start_replica(port, env, folder / f"replica-{port}.log") for port in ports}
+    replicas = Replicas(ports, replica_env(), folder)
     nginx = None
     try:
-        wait_healthy(replicas)
+        for port in ports:
+            replicas.start(port)
+        if (failure := replicas.wait_up()) is not None:
+            print(failure, file=sys.stderr)
+            return 1
         nginx = start_nginx(folder, site)
-        print(f"{args.replicas} replicas behind nginx on {args.listen}; logs in {folder}", flush=True)
-        while nginx.poll() is None:  # a replica that exits is started again
-            for port, process in replicas.items():
-                if process.poll() is not None:
-                    print(f"the replica on port {port} exited ({process.returncode}): starting it again")
-                    replicas[port] = start_replica(port, env, folder / f"replica-{port}.log")
-            time.sleep(1)
+        wait_answers(nginx, args.listen)
+        if nginx.poll() is None:
+            print(f"{args.replicas} replicas behind nginx on {args.listen}; logs in {folder}", flush=True)
+        routed = replicas.up()
+        while nginx.poll() is None:
+            replicas.watch()
+            if replicas.up() != routed:  # nginx reloads its config on SIGHUP, keeping open connections
+                routed = replicas.up()
+                down = [f"127.0.0.1:{port}" for port in ports if port not in routed]
+                (folder / "site.conf").write_text(site_config(addresses, args.listen, down=down))
+                nginx.send_signal(signal.SIGHUP)
+            if replicas.all_given_up():
+                print("Every replica was given up: stopping nginx.", file=sys.stderr)
+                return 1
+            nginx_waits(nginx, 0.5)
         print(f"nginx exited ({nginx.returncode}); see {folder / 'error.log'}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 0
     finally:
-        stop([*replicas.values(), *([nginx] if nginx else [])])
+        stop([*replicas.processes(), *([nginx] if nginx else [])])
+
+
+def nginx_waits(nginx: subprocess.Popen, seconds: float) -> None:
+    """Until nginx exits, `seconds` at most."""
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        nginx.wait(seconds)
+
+
+def wait_answers(nginx: subprocess.Popen, listen: str, timeout: float = 30) -> None:
+    """Until nginx answers on `listen` with a replica's health check, exits, or `timeout` s pass."""
+    host, port = listen_address(listen) or ("127.0.0.1", 0)
+    url = f"http://[{host}]:{port}" if ":" in host else f"http://{host or '127.0.0.1'}:{port}"
+    deadline = time.monotonic() + timeout
+    while port and nginx.poll() is None and time.monotonic() < deadline and not healthy(url):
+        nginx_waits(nginx, 0.1)
 
 
 if __name__ == "__main__":

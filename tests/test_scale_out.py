@@ -11,20 +11,26 @@ uploads and downloads that reach a replica without the session fail: what the RE
 
 from __future__ import annotations
 
+import contextlib
+import http.client
 import inspect
 import os
 import re
 import shutil
+import signal
 import subprocess
+import sys
+import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
 
+from deploy.ports import in_use
 from deploy.replicas import (
     SITE,
     healthy,
@@ -33,14 +39,14 @@ from deploy.replicas import (
     replica_env,
     site_config,
     start_nginx,
-    start_replica,
     stop,
-    wait_healthy,
 )
+from deploy.supervisor import Replicas
 from mlp.io import model_from_bytes, model_to_bytes
 from mlp.model import MLP
 from tests.conftest import ARTIFACTS, ROOT, _require_browser, shoot, wait_for_app
 from tests.harness import free_port, plane_metric
+from tests.test_replicas import other_server
 
 COOKIE = "mlp_replica"  # deploy/nginx.conf's: the replica a visitor is pinned to
 LOGS = ARTIFACTS / "scale-out"  # each replica's log, nginx's configs and logs (access.log: who served what)
@@ -62,11 +68,138 @@ def test_nginx_takes_every_upload_streamlit_takes():
 
 
 @pytest.mark.skipif(nginx_path() is None, reason="nginx not found (apt-get install nginx)")
-@pytest.mark.parametrize("affinity", [True, False])
-def test_nginx_accepts_the_config(tmp_path, affinity):
-    site = site_config(["127.0.0.1:8501", "127.0.0.1:8502"], "127.0.0.1:8080", affinity)
+@pytest.mark.parametrize(("affinity", "down"), [(True, []), (False, []), (True, ["127.0.0.1:8502"])])
+def test_nginx_accepts_the_config(tmp_path, affinity, down):
+    site = site_config(["127.0.0.1:8501", "127.0.0.1:8502"], "127.0.0.1:8080", affinity, down)
     check = subprocess.run([*nginx_command(tmp_path, site), "-t"], capture_output=True, text=True)
     assert check.returncode == 0, check.stderr
+
+
+def wait_nginx(nginx: subprocess.Popen, url: str, logs: Path) -> None:
+    """Until nginx answers at `url` (30 s at most)."""
+    deadline = time.monotonic() + 30
+    while not healthy(url):
+        assert nginx.poll() is None and time.monotonic() < deadline, f"nginx did not start: see {logs}"
+        time.sleep(0.1)
+
+
+@pytest.mark.skipif(nginx_path() is None, reason="nginx not found (apt-get install nginx)")
+def test_nginx_names_no_version(tmp_path):
+    listen = f"127.0.0.1:{free_port()}"
+    with other_server() as port:
+        nginx = start_nginx(tmp_path, site_config([f"127.0.0.1:{port}"], listen))
+        try:
+            wait_nginx(nginx, f"http://{listen}", tmp_path)
+            with urllib.request.urlopen(f"http://{listen}/", timeout=5) as response:
+                assert response.headers["Server"] == "nginx"  # not nginx/1.22.1
+            # An upload over client_max_body_size: nginx answers with its own error page.
+            connection = http.client.HTTPConnection(listen, timeout=5)
+            connection.putrequest("POST", "/")
+            connection.putheader("Content-Length", str(100 << 20))
+            connection.endheaders()
+            refused = connection.getresponse()
+            page = refused.read().decode()
+            assert refused.status == 413 and refused.headers["Server"] == "nginx"
+            assert "<center>nginx</center>" in page and "nginx/" not in page
+            connection.close()
+        finally:
+            stop([nginx])
+
+
+# --- the launcher, run whole ---------------------------------------------------------------------
+
+
+class Launcher:
+    """`python -m deploy.replicas` with `args`, its lines of output collected as they come."""
+
+    def __init__(self, *args: str) -> None:
+        command = [sys.executable, "-u", "-m", "deploy.replicas", *args]
+        self.process = subprocess.Popen(
+            command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        self.lines: list[str] = []
+        self.reader = threading.Thread(target=lambda: self.lines.extend(self.process.stdout), daemon=True)
+        self.reader.start()
+
+    def said(self, text: str, timeout: float = 180) -> str:
+        """Until a line containing `text` came (`timeout` s at most); that line."""
+        deadline = time.monotonic() + timeout
+        while not (found := [line for line in self.lines if text in line]):
+            assert self.process.poll() is None, (
+                f"the launcher exited ({self.process.returncode}): {self.lines}"
+            )
+            assert time.monotonic() < deadline, f"not said within {timeout} s: {text!r}; said {self.lines}"
+            self.reader.join(0.1)
+        return found[0].strip()
+
+    def child_on(self, port: int) -> int:
+        """The pid of the replica the launcher runs on `port` (Linux: read from /proc)."""
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            with contextlib.suppress(OSError):
+                ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+                arguments = (stat.parent / "cmdline").read_bytes().split(b"\0")
+                if ppid == self.process.pid and str(port).encode() in arguments:
+                    return int(stat.parent.name)
+        raise AssertionError(f"no replica process on port {port}")
+
+
+def free_pair() -> int:
+    """A free port whose next one is free too."""
+    for _ in range(50):
+        if not in_use("127.0.0.1", (port := free_port()) + 1):
+            return port
+    raise AssertionError("no two free ports in a row")
+
+
+@contextlib.contextmanager
+def hold(port: int) -> Iterator[None]:
+    """Another server on `port` as soon as it is free (10 s at most), until the block ends."""
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            with other_server(port):
+                yield
+                return
+        except OSError:  # still held by the process that is dying
+            assert time.monotonic() < deadline, f"port {port} stayed taken"
+            time.sleep(0.01)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(nginx_path() is None, reason="nginx not found (apt-get install nginx)")
+def test_the_launcher_never_routes_to_a_server_that_took_a_replicas_port(tmp_path):
+    """Run whole: nginx routes only to the replicas that proved themselves; a replica's port
+    taken while it was down is out of nginx's routing until the replica is back on it."""
+    first, listen = free_pair(), f"127.0.0.1:{free_port()}"
+    began = time.monotonic()
+    launcher = Launcher("-n", "2", "--first-port", str(first), "--listen", listen, "--folder", str(tmp_path))
+    try:
+        launcher.said("2 replicas behind nginx")
+        print(f"2 replicas behind nginx {time.monotonic() - began:.1f} s after the launch")
+        url = f"http://{listen}"
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=5) as response:
+            assert response.headers["Server"] == "nginx"
+        os.kill(launcher.child_on(first), signal.SIGKILL)  # r1 crashes, and another server takes its port
+        with hold(first):
+            launcher.said(f"The replica on port {first} exited (-9); not routed to")
+            launcher.said(f"The replica on port {first} did not start: another")  # its restart found it
+            assert {answering(url, "r1") for _ in range(20)} == {"r2"}  # r1's visitors reach r2, not it
+        back = time.monotonic()
+        launcher.said(f"The replica on port {first} is up again: routed to.", timeout=120)
+        print(f"r1 back {time.monotonic() - back:.1f} s after its port was free")
+        deadline = time.monotonic() + 10
+        while answering(url, "r1") != "r1":  # nginx has reloaded its config
+            assert time.monotonic() < deadline, "nginx did not route to r1 again"
+            time.sleep(0.1)
+        replicas = [launcher.child_on(port) for port in (first, first + 1)]
+        launcher.process.terminate()
+        assert launcher.process.wait(30) == 0
+        assert not any(Path(f"/proc/{pid}").exists() for pid in replicas)  # it stopped them
+    finally:
+        if launcher.process.poll() is None:
+            launcher.process.kill()
+            launcher.process.wait()
+    print("the launcher said:", *(line.rstrip() for line in launcher.lines), sep="\n  ")
 
 
 def test_the_reconnect_notice_still_matches_streamlit():
@@ -94,18 +227,22 @@ class Cluster:
     url: str
     round_robin: str
     ports: dict[str, int]  # replica name (r1, r2, r3: the cookie's values) -> port
-    replicas: dict[str, subprocess.Popen] = field(default_factory=dict)
-    env: dict[str, str] = field(default_factory=dict)
+    replicas: Replicas  # as the launcher runs them: each proves it is what answers its port
 
     def start(self, name: str) -> None:
-        """Start replica `name` (again) and wait until it answers."""
-        self.replicas[name] = start_replica(self.ports[name], self.env, LOGS / f"{name}.log")
-        wait_healthy({self.ports[name]: self.replicas[name]})
+        """Start replica `name` (again) and wait until it has proved itself."""
+        self.replicas.start(self.ports[name])
+        failure = self.replicas.wait_up([self.ports[name]])
+        assert failure is None, failure
 
     def kill(self, name: str) -> None:
         """A crash: SIGKILL, no goodbye to its visitors."""
-        self.replicas[name].kill()
-        self.replicas[name].wait()
+        process = self.process(name)
+        process.kill()
+        process.wait()
+
+    def process(self, name: str) -> subprocess.Popen:
+        return self.replicas.replicas[self.ports[name]].process
 
 
 def rss_mb(pid: int) -> float:
@@ -127,13 +264,13 @@ def cluster(browser) -> Iterator[Cluster]:
     LOGS.mkdir(parents=True)
     ports = {f"r{i}": free_port() for i in (1, 2, 3)}
     url, round_robin = (f"http://127.0.0.1:{free_port()}" for _ in range(2))
-    cluster = Cluster(None, url, round_robin, ports, env=replica_env())
+    cluster = Cluster(None, url, round_robin, ports, Replicas(list(ports.values()), replica_env(), LOGS))
     nginx: list[subprocess.Popen] = []
     try:
-        cluster.replicas = {
-            name: start_replica(port, cluster.env, LOGS / f"{name}.log") for name, port in ports.items()
-        }
-        wait_healthy({ports[name]: process for name, process in cluster.replicas.items()})
+        for port in ports.values():
+            cluster.replicas.start(port)
+        failure = cluster.replicas.wait_up()
+        assert failure is None, failure
         addresses = [f"127.0.0.1:{port}" for port in ports.values()]
         for base, affinity in ((url, True), (round_robin, False)):
             site = site_config(addresses, base.removeprefix("http://"), affinity)
@@ -149,13 +286,15 @@ def cluster(browser) -> Iterator[Cluster]:
         yield cluster
         print("replica memory at the end:", memory(cluster))
     finally:
-        stop([*nginx, *cluster.replicas.values()])
+        stop([*nginx, *cluster.replicas.processes()])
 
 
 def memory(cluster: Cluster) -> str:
     """Each running replica's resident memory, as text."""
     return ", ".join(
-        f"{name} {rss_mb(p.pid):.0f} MB" for name, p in cluster.replicas.items() if p.poll() is None
+        f"{name} {rss_mb(cluster.process(name).pid):.0f} MB"
+        for name in cluster.ports
+        if cluster.process(name).poll() is None
     )
 
 
