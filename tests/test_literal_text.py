@@ -2,9 +2,8 @@
 
 Streamlit's frontend rewrites every ":material/" in Markdown to ":material_" before parsing it,
 code spans included (that is how it draws :material/icon: shortcodes), so a link value of
-":material/warning:" showed as ":material_warning:". pages/ui/text.py's `literal()` has to
-break the sequence; until it does, these tests are expected to fail (strict: they say so when
-the fix lands, and the marker goes).
+":material/warning:" showed as ":material_warning:". pages/ui/text.py's `literal()` and
+`plain()` break the sequence with a zero-width space.
 """
 
 import pytest
@@ -14,26 +13,20 @@ from tests.conftest import open_page, wait_for_app
 
 ZWSP = "\u200b"  # what Streamlit puts in ":material/" to show one in its own messages
 SHORTCODE = ":material/warning:"
-NEEDS_FIX = pytest.mark.xfail(
-    strict=True, reason="pages/ui/text.py: literal() must break ':material/' (issue 22, item 8)"
-)
 
 
-@NEEDS_FIX
 def test_an_icon_shortcode_in_a_person_s_text_stays_text():
     shown = literal(f"lr={SHORTCODE}")
     assert ":material/" not in shown  # what the frontend would rewrite
     assert shown.replace(ZWSP, "") == f"` lr={SHORTCODE} `"  # and nothing else changes
 
 
-@NEEDS_FIX
 def test_a_link_note_names_the_shortcode_the_link_carried():
     app = open_page("pages/playground.py", {"lr": SHORTCODE})
     (note,) = [w.value for w in app.warning if "lr=" in w.value]
     assert ":material/" not in note and f"` lr={SHORTCODE} `" in note.replace(ZWSP, "")
 
 
-@NEEDS_FIX
 @pytest.mark.browser
 def test_the_browser_shows_the_shortcode_as_it_was_written(page, app_url):
     page.goto(f"{app_url}/playground?lr={SHORTCODE}")

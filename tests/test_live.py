@@ -7,7 +7,17 @@ import pytest
 from streamlit.runtime.scriptrunner_utils.script_run_context import ScriptRunContext
 from streamlit.testing.v1 import AppTest
 
+from mlp.train.turns import Turns
+
 live = importlib.import_module("pages.ui.live")  # the module (pages.ui.live is also its function's name)
+
+
+@pytest.fixture(autouse=True)
+def own_line(monkeypatch) -> None:
+    """A line of its own: players counted by the process's line (other tests' turns in the last
+    few seconds) would stretch the intervals these tests expect."""
+    turns = Turns()
+    monkeypatch.setattr(live, "shared_turns", lambda: turns)
 
 
 def panel_script() -> None:

@@ -16,7 +16,7 @@ from typing import Any
 
 from mlp.data import MnistData
 from mlp.device import DEVICES
-from mlp.io import max_file_bytes, model_from_bytes, parameter_shapes, read_metadata
+from mlp.io import max_file_bytes, model_from_bytes, read_metadata
 from mlp.lessons import settings as form
 from mlp.lessons.mnist_run import SUMMARY_FIELDS, MnistRun, RunSummary, RunView, predictor
 from mlp.lessons.settings import LinkNote, Spec, WidthLimits

@@ -21,6 +21,11 @@ _ACTIVE = re.compile(r"([\\`*_\[\]<>!$~|#&])")
 # http://, https://, www. and e-mail addresses; :red[...]. An invisible word joiner breaks each.
 _LINKED = re.compile(r"(?i)https?(?=:)|www(?=\.)|@|(?=\[)")
 
+# Streamlit's frontend rewrites every ":material/" in Markdown to ":material_" before parsing it,
+# code spans included (that is how it draws icon shortcodes). A zero-width space inside keeps a
+# person's ":material/..." as they wrote it (Streamlit escapes its own messages the same way).
+_ICON_PREFIX, _ICON_PREFIX_SHOWN = ":material/", ":material\u200b/"
+
 MAX_NOTES = 5  # link notes shown one by one; the rest are counted
 
 
@@ -32,6 +37,7 @@ def literal(text: str, limit: int = 60) -> str:
     """
     text = " ".join(str(text).split())
     text = text if len(text) <= limit else text[: limit - 1] + "…"
+    text = text.replace(_ICON_PREFIX, _ICON_PREFIX_SHOWN)
     fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
     return f"{fence} {text} {fence}"
 
@@ -40,6 +46,7 @@ def plain(text: str) -> str:
     """A sentence as Markdown that draws it as it is, on one line: nothing in it can become a
     link (not even a bare address), an image, HTML, code, emphasis or math."""
     text = _LINKED.sub(lambda found: found[0] + "\u2060", " ".join(str(text).split()))
+    text = text.replace(_ICON_PREFIX, _ICON_PREFIX_SHOWN)
     return _ACTIVE.sub(r"\\\1", text)
 
 
