@@ -176,10 +176,11 @@ LINKS = [
     Case("pg-value-image", PLAYGROUND, r"lr=.*must be a number", {"lr": MD_VALUE}),
     Case("pg-key-html", PLAYGROUND, r"no such setting", {"<b>bold</b>": "<img src=x>"}),
     Case("pg-long-value", PLAYGROUND, r"longer than", {"seed": LONG}),
-    Case("pg-speed-zero", PLAYGROUND, r"speed=0 .*between 1 and 500", {"speed": "0"}),
+    Case("pg-speed-zero", PLAYGROUND, r"speed=0 .*between 1 and 200", {"speed": "0"}),
+    Case("pg-speed-past-slider", PLAYGROUND, r"speed=500 .*between 1 and 200", {"speed": "500"}),
     Case("pg-speed-fraction", PLAYGROUND, r"speed=2.5 .*whole number", {"speed": "2.5"}),
     Case("pg-classes-9", PLAYGROUND, r"classes=9 .*between 2 and 5", {"classes": "9"}),
-    Case("pg-batch-negative", PLAYGROUND, r"bs=-1 .*between 0 and 5000", {"bs": "-1"}),
+    Case("pg-batch-negative", PLAYGROUND, r"bs=-1 .*between 0 and 512", {"bs": "-1"}),
     Case("pg-seed-2-40", PLAYGROUND, r"seed=1099511627776 .*between 0 and", {"seed": str(2**40)}),
     Case("pg-engine-unknown", PLAYGROUND, r"engine=gpu .*must be one of", {"engine": "gpu"}),
     Case(

@@ -219,7 +219,7 @@ def test_bad_link_parameters_are_skipped_with_notes_that_never_repeat_them():
         "hidden": "hidden must be 0 to 8 layers of 1 to 128 units, separated by commas, e.g. 32, 32",
         "data": "kind must be one of blobs, moons, circles, xor, spiral, teacher",
         "foo": "this page has no such setting",
-        "speed": "speed must be a whole number between 1 and 500",
+        "speed": "speed must be a whole number between 1 and 200",
         "noise": "noise must be a finite number",
         "seed": "longer than 200 characters",
         "classes": "this data set has 2 classes",

@@ -72,7 +72,7 @@ VIEW_SPECS: dict[str, Spec] = {
     "tab": Spec("tab", choices=TABS),
     "step": Spec("step", choices=tuple(step_names(WIDTHS.max_layers))),  # any network's step names
     "spread_depth": Spec("depth", 4, MAX_HIDDEN_LAYERS),  # the deepest stack an MLP may have
-    "spread_width": Spec("width", 64, 512, stops=(64, 128, 256, 512)),
+    "spread_width": Spec("width", stops=(64, 128, 256, 512)),
 }
 SPREAD_WIDTHS = VIEW_SPECS["spread_width"].stops  # the only widths: a link can't bring one between
 

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from mlp.data import KINDS, MAX_CLASSES, MULTICLASS_KINDS, Points, make_2d, split
-from mlp.data.points import MAX_CSV_ROWS
 from mlp.lessons import settings as form
 from mlp.lessons.settings import LinkNote, Spec, WidthLimits
 from mlp.model import ACTIVATIONS, INITS
@@ -36,16 +35,16 @@ SPECS: dict[str, Spec] = {
     "seed": Spec("seed", 0, 2**31 - 1),
     "engine": Spec("engine", choices=ENGINES),
     "optimizer": Spec("opt", choices=OPTIMIZERS),
-    "lr": Spec("lr", 1e-4, 10.0, stops=(1e-4, 3e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)),
+    "lr": Spec("lr", stops=(1e-4, 3e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)),
     "batch_size": Spec(  # 0 = the whole training set
-        "bs", 0, MAX_CSV_ROWS, stops=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 0), zero_last=True
+        "bs", stops=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 0), zero_last=True
     ),
-    "weight_decay": Spec("wd", 0.0, 1.0, stops=(0.0, 1e-5, 1e-4, 1e-3, 1e-2, 0.1)),
+    "weight_decay": Spec("wd", stops=(0.0, 1e-5, 1e-4, 1e-3, 1e-2, 0.1)),
     "scheduler": Spec("sched", choices=SCHEDULERS),
     "warmup_epochs": Spec("warmup", 0.0, 1000.0, step=10.0),
-    "grad_clip": Spec("clip", 0.0, 100.0, stops=(0.0, 0.1, 0.5, 1.0, 5.0)),
+    "grad_clip": Spec("clip", stops=(0.0, 0.1, 0.5, 1.0, 5.0)),
     "epochs": Spec("epochs", 10, 100_000, step=100),
-    "speed": Spec("speed", 1, 500, stops=(1, 2, 5, 10, 20, 50, 100, 200)),
+    "speed": Spec("speed", stops=(1, 2, 5, 10, 20, 50, 100, 200)),
 }
 FROM_FILE = "file"  # the link's data= when the points were uploaded
 DATA_FIELDS = ("kind", "n", "noise", "classes", "test_fraction", "data_seed")

@@ -82,6 +82,12 @@ class Spec:
     zero_last: bool = False  # among the stops, 0 means "all" and sorts after the largest
     widths: WidthLimits | None = None  # for hidden-layer widths
 
+    def __post_init__(self) -> None:
+        # A link gets exactly the range the slider offers: a select-slider's range is its stops'.
+        if self.stops is not None:
+            object.__setattr__(self, "low", min(self.stops))
+            object.__setattr__(self, "high", max(self.stops))
+
     def problem(self, value: Any) -> str | None:
         """Why a value is not allowed (in words that never repeat the value), or None."""
         if self.widths is not None:
