@@ -16,6 +16,7 @@ from mlp.lessons.forward_backward import (
     SPECS,
     VIEW_SPECS,
     WIDTHS,
+    ForwardView,
     from_query,
     from_widgets,
     operands,
@@ -208,6 +209,9 @@ with grad_tab:
 
 # --- initialisation ------------------------------------------------------------------------------
 with init_tab:
+    # Streamlit forgets a widget's value while its page is away: back here, the view's defaults.
+    st.session_state.setdefault("fb_init_depth", ForwardView.spread_depth)
+    st.session_state.setdefault("fb_init_width", ForwardView.spread_width)
     depth_col, width_col = st.columns(2)
     with depth_col:
         depth = ui.slider("Layers", VIEW_SPECS["spread_depth"], "fb_init_depth")
