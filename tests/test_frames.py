@@ -41,6 +41,20 @@ def test_each_frame_trains_one_frames_steps_and_draws_them():
     assert frames[-1]["playing"] and not frames[-1]["finished"] and frames[-1]["banner"] is None
 
 
+def test_the_server_holds_a_stream_to_one_frame_every_frame_seconds(monkeypatch):
+    from pages.ui import frames
+
+    clock = [100.0]
+    monkeypatch.setattr(frames.time, "monotonic", lambda: clock[0])
+    stream = Stream("visitor")
+    # A replayer asking back to back waits its turn: slot after slot, FRAME_SECONDS apart.
+    assert [round(stream.reserve(), 6) for _ in range(3)] == [0.0, 0.1, 0.2]
+    clock[0] += 1.0  # a tab that asks at its own pace never waits
+    assert stream.reserve() == 0.0
+    clock[0] += frames.FRAME_SECONDS
+    assert stream.reserve() == 0.0
+
+
 def test_the_page_draws_its_frame_without_training():
     stream = Stream("visitor")
     run = current_run(None, PRESETS["moons"])

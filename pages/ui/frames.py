@@ -69,6 +69,7 @@ class Stream:
         self.seq = 0  # frames made so far: the canvas draws only a newer one than it has
         self.rate = FrameRate()  # the frames that trained, as the server built them
         self.in_flight = threading.Lock()  # one frame a visitor at a time (held by the route)
+        self._next_slot = 0.0  # monotonic time before which this stream's next frame doesn't start
         self._failure: str | None = None
         _streams[self.token] = self
 
@@ -81,6 +82,15 @@ class Stream:
     def pause(self) -> None:
         with self.lock:
             self.playing = False
+
+    def reserve(self) -> float:
+        """Seconds the caller (holding `in_flight`) waits before its frame: the server, not the
+        canvas, holds a visitor to one frame every FRAME_SECONDS, so a replayed token gets no
+        more frames than its tab would have."""
+        now = time.monotonic()
+        start = max(now, self._next_slot)
+        self._next_slot = start + FRAME_SECONDS
+        return start - now
 
     def take_failure(self) -> str | None:
         """Why the last frame failed, once, for the page to say; None if none did."""
@@ -149,6 +159,7 @@ def serve_frame(token: str) -> tuple[int, dict[str, Any]]:
     if not isinstance(stream, Stream):
         return stream
     try:
+        time.sleep(stream.reserve())
         return stream.next_frame()
     finally:
         stream.in_flight.release()
@@ -163,6 +174,7 @@ async def frame_endpoint(request: Request) -> JSONResponse:
         status, body = stream
     else:
         try:
+            await anyio.sleep(stream.reserve())  # on the event loop: a wait takes no thread
             if _limiter is None:  # made on the server's event loop, once
                 _limiter = anyio.CapacityLimiter(FRAME_THREADS)
             status, body = await anyio.to_thread.run_sync(stream.next_frame, limiter=_limiter)
