@@ -16,7 +16,6 @@ from mlp.lessons.forward_backward import (
     SPECS,
     VIEW_SPECS,
     WIDTHS,
-    ForwardView,
     from_query,
     from_widgets,
     operands,
@@ -38,6 +37,7 @@ from pages.ui.forward import (
     cached_gradient_report,
     cached_spread,
     current_view,
+    init_view_defaults,
     open_view,
     pass_fail,
 )
@@ -209,9 +209,7 @@ with grad_tab:
 
 # --- initialisation ------------------------------------------------------------------------------
 with init_tab:
-    # Streamlit forgets a widget's value while its page is away: back here, the view's defaults.
-    st.session_state.setdefault("fb_init_depth", ForwardView.spread_depth)
-    st.session_state.setdefault("fb_init_width", ForwardView.spread_width)
+    init_view_defaults()
     depth_col, width_col = st.columns(2)
     with depth_col:
         depth = ui.slider("Layers", VIEW_SPECS["spread_depth"], "fb_init_depth")

@@ -67,6 +67,12 @@ def open_view(view: ForwardView) -> None:
     )
 
 
+def init_view_defaults() -> None:
+    """Streamlit forgets a widget's value while its page is away: back there, the view's defaults."""
+    st.session_state.setdefault("fb_init_depth", ForwardView.spread_depth)
+    st.session_state.setdefault("fb_init_width", ForwardView.spread_width)
+
+
 def current_view() -> ForwardView:
     """Where the visitor is now, for the page's link."""
     tab = next((k for k, label in TAB_LABELS.items() if label == st.session_state.get("fb_tab")), "steps")
