@@ -230,6 +230,44 @@ def lecture_hall(
     return rows, memory
 
 
+HEAVY = "hidden=" + ",".join(["128"] * 8) + "&n=2000&speed=200&compare=1"  # the sidebar's largest setup
+
+
+def frames_per_second(pages: list, seconds: float) -> list[float]:
+    """Frames each of `pages` saw (a change of its plane's step) over the next `seconds`."""
+    for page in pages:
+        page.evaluate("window.__frames = 0")
+    start = time.perf_counter()
+    pages[0].wait_for_timeout(seconds * 1000)
+    elapsed = time.perf_counter() - start
+    return [page.evaluate("window.__frames") / elapsed for page in pages]
+
+
+def heavy_visitor(browser: Any = None, seconds: float = 15, light: int = 3) -> dict[str, Any]:
+    """`light` visitors play the default playground, alone and then while one more plays the
+    largest setup the sidebar allows (hidden 8 × 128, 2,000 points, speed 200, both engines).
+    Frames a second of each: the light ones before and during, the heavy one during."""
+    with serve_app("bench-heavy.log") as url, own_browser(browser) as browser:
+        browsers_in_the_back_row()
+        players = [open_playground(browser, url, seed) for seed in range(light)]
+        for page in players:
+            page.get_by_role("button", name="Play").click()
+            page.get_by_role("button", name="Pause").wait_for()
+            page.evaluate(WATCH)
+        alone = frames_per_second(players, seconds)
+        heavy = open_tab(browser, f"{url}/playground?{HEAVY}&epochs=100000", "2D playground", TIMEOUT_MS)
+        heavy.get_by_role("button", name="Play").click()
+        heavy.get_by_role("button", name="Pause").wait_for()
+        heavy.evaluate(WATCH)
+        heavy.wait_for_function("window.__frames >= 2", timeout=TIMEOUT_MS)  # it is playing
+        *during, heavy_fps = frames_per_second([*players, heavy], seconds)
+        note = heavy.locator(".st-key-pg_plane .note").inner_text()  # what the plane says of its steps
+        for page in [*players, heavy]:
+            page.context.close()
+        browsers_in_the_back_row(nice=0)
+    return {"alone": alone, "during": during, "heavy": heavy_fps, "note": note}
+
+
 def churn(browser, url: str, pid: int, sessions: int = 50, batch: int = 10, ttl: float = TTL) -> list[float]:
     """Visitors come and go: `batch` at a time open the playground, play a few frames and close,
     `sessions` in all. The server's RSS after each batch has gone (past the session TTL)."""

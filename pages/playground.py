@@ -194,6 +194,7 @@ def plane_and_numbers() -> None:
 
 @ui.live(PANEL_SECONDS, playing, slow=True)
 def curves() -> None:
+    stream.renew()  # the tab is open: its frames may go on (pages/ui/frames.py)
     run = st.session_state.pg_run
     if challenge is not None:  # checked live, against what the run has reached so far
         scores = playground_scores(run.trainer.history)

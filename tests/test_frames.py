@@ -11,7 +11,19 @@ from streamlit import config
 from mlp.lessons.playground import PRESETS, Settings
 from mlp.lessons.playground_run import current_run
 from mlp.train.turns import shared_turns
-from pages.ui.frames import BUSY, FAILED, GONE, PATH, Stream, frame_path, routes, serve_frame
+from pages.ui.frames import (
+    BUSY,
+    FAILED,
+    FRAME_BUDGET,
+    GONE,
+    LEASE_SECONDS,
+    PATH,
+    Stream,
+    capped_note,
+    frame_path,
+    routes,
+    serve_frame,
+)
 
 QUICK = replace(Settings(), epochs=10)  # full batch: one step an epoch, ten steps in all
 
@@ -170,3 +182,86 @@ def test_a_frame_that_fails_stops_the_run_and_tells_the_page_once(monkeypatch):
     assert serve_frame(stream.token) == (500, {"playing": False, "error": FAILED})
     assert not stream.playing and serve_frame(stream.token) == (200, {"playing": False})
     assert stream.take_failure() == FAILED and stream.take_failure() is None
+
+
+HEAVY = replace(Settings(), hidden=(128,) * 8, n=2000, speed=200)  # the sidebar's largest setup
+
+
+def test_a_frame_trains_only_the_steps_that_fit_its_budget_and_the_plane_says_so():
+    stream = playing(HEAVY, speed=200)
+    stream.run.compare(True)  # both engines: twice the work a step
+    frames = [serve_frame(stream.token)[1] for _ in range(3)]
+    steps = [f["step"] for f in frames]
+    assert 0 < steps[0] < steps[1] < steps[2] < 200  # it moves, a few steps a frame
+    assert stream.run.twin.step_count == stream.run.trainer.step_count  # in lockstep
+    took = steps[2] - steps[1]
+    assert frames[-1]["note"] == capped_note(took, 200)
+    assert "50 ms" in frames[-1]["note"]
+    cpu = time.thread_time()
+    stream.run.run(200, budget=FRAME_BUDGET)
+    step = stream.run.step_seconds
+    # at most the budget plus one step's overshoot (a frame takes at least one step)
+    assert time.thread_time() - cpu <= FRAME_BUDGET + 2 * step + 0.02
+
+
+def test_a_frame_that_fits_its_budget_takes_every_step_and_says_nothing():
+    stream = playing(speed=10)
+    _, frame = serve_frame(stream.token)
+    assert frame["step"] == 10 and frame["note"] is None
+    stream.update(stream.run, 20, playing=True)
+    assert stream.note is None
+
+
+def test_the_budget_counts_the_twin_and_a_stop_ends_training_between_chunks():
+    run = current_run(None, HEAVY)
+    run.run(1)  # the cost of a step is known from now on
+    asked = iter([False, True])
+    assert run.run(200, stop=lambda: next(asked)) == 2  # one chunk of one step, then stopped
+    run.step_seconds = 1e-6  # a stale estimate: the second chunk would be all 200 steps
+    assert run.run(200, stop=lambda: True) >= 1  # a frame always moves, however asked
+
+
+def test_a_stream_whose_page_stopped_running_stops_playing():
+    stream = playing()
+    assert serve_frame(stream.token)[1]["step"] == 10
+    assert LEASE_SECONDS - 1 < stream.lease - time.monotonic() <= LEASE_SECONDS  # the page just ran
+    stream.lease = time.monotonic() + 1
+    stream.renew()  # a live panel ran: the tab is open
+    assert stream.lease - time.monotonic() > LEASE_SECONDS - 1
+    assert serve_frame(stream.token)[1]["step"] == 20
+    stream.lease = time.monotonic() - 0.001  # nothing from the page for LEASE_SECONDS: a closed tab
+    assert serve_frame(stream.token) == (200, {"playing": False})  # its token, replayed
+    assert not stream.playing and stream.run.trainer.step_count == 20
+    stream.update(stream.run, 10, playing=True)  # the page's next run, if it is still open
+    assert serve_frame(stream.token)[1]["step"] == 30
+
+
+def test_a_pause_ends_a_frame_in_flight_at_its_next_chunk():
+    stream = playing(HEAVY, speed=200)
+    stream.run.run(1)
+    started, answer = threading.Event(), []
+    chunks = []
+    original = stream.run.trainer.run_steps
+
+    def slow_chunk(n, callback=None):  # each chunk lets the test pause in between
+        chunks.append(n)
+        started.set()
+        time.sleep(0.05)
+        return original(1, callback)
+
+    stream.run.trainer.run_steps = slow_chunk
+    stream.run.step_seconds = 1e-6  # so that without a pause the frame would go on and on
+    frame = threading.Thread(target=lambda: answer.append(serve_frame(stream.token)))
+    frame.start()
+    assert started.wait(30)
+    stream.pause()  # waits for the frame: it must end at its next chunk, not after 200 steps
+    frame.join(30)
+    assert not frame.is_alive() and len(chunks) <= 2
+    assert stream.run.trainer.step_count <= 3
+
+
+def test_a_playing_pages_panels_run_often_enough_to_keep_its_lease():
+    from pages.ui.live import MAX_PANEL_SECONDS, RETIME_RATIO
+
+    # a panel's browser timer is at most RETIME_RATIO off what it should be (pages/ui/live.py)
+    assert MAX_PANEL_SECONDS * RETIME_RATIO < LEASE_SECONDS

@@ -7,7 +7,7 @@ It prints the table (the README's comes from `python -m bench.load`).
 
 import pytest
 
-from bench.load import lecture_hall, report
+from bench.load import heavy_visitor, lecture_hall, report
 from tests.harness import ARTIFACTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.load, pytest.mark.slow, pytest.mark.timeout(900)]
@@ -55,3 +55,22 @@ def test_memory_grows_at_most_100_mb_per_50_visitors_and_levels_off(hall):
     churn, batch = memory["churn MB"], memory["churn batch"]
     assert (churn[-1] - churn[0]) * 50 / (batch * (len(churn) - 1)) <= 100, churn  # per 50 visitors
     assert memory["rss after MB"] <= memory["rss peak MB"] + 10, memory
+
+
+def test_a_heavy_visitor_slows_itself_not_the_class(browser):
+    """Three visitors play the default playground; a fourth plays the sidebar's largest setup
+    (8 × 128 hidden, 2,000 points, speed 200, both engines). Before frames had a compute budget
+    and turns went by arrival, the three dropped from 9.6 to 0.1 frames a second."""
+    seen = heavy_visitor(browser, seconds=15)
+    text = (
+        "frames/s of the three alone: " + ", ".join(f"{f:.1f}" for f in seen["alone"])
+        + "; with the heavy visitor: " + ", ".join(f"{f:.1f}" for f in seen["during"])
+        + f"; the heavy visitor: {seen['heavy']:.2f}; its plane says: {seen['note']!r}"
+    )  # fmt: skip
+    print("\n" + text)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    (ARTIFACTS / "load-heavy.txt").write_text(text + "\n")
+    for alone, during in zip(seen["alone"], seen["during"], strict=True):
+        assert during >= 0.5 * alone, text
+    assert seen["heavy"] >= 0.5, text
+    assert "steps a frame" in seen["note"] and "50 ms" in seen["note"], text

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from mlp.train.turns import Turns
+from mlp.train.turns import HALF_LIFE, Turns
 
 
 def run_in_line(turns: Turns, names: list[str], seconds: float = 0.0) -> list[tuple]:
@@ -102,3 +102,55 @@ def test_players_counts_who_took_a_turn_lately():
 def test_share_must_be_a_fraction():
     with pytest.raises(ValueError, match="share"):
         Turns(share=0)
+
+
+def test_the_turn_goes_to_whoever_used_the_least_compute_not_to_the_first_in_line():
+    turns = Turns(share=1.0)
+    with turns.turn("heavy"):  # a costly frame: 50 ms of CPU
+        cpu = time.thread_time()
+        while time.thread_time() - cpu < 0.05:
+            pass
+    log = run_in_line(turns, ["heavy", "a", "b", "c"], seconds=0.001)
+    assert [name for name, *_ in log] == ["a", "b", "c", "heavy"]  # heavy came first, goes last
+    assert turns.used("heavy") > 10 * max(turns.used(name) for name in "abc")
+
+
+def test_a_visitors_use_fades_so_a_heavy_visitor_is_not_shut_out_for_long():
+    turns = Turns(share=1.0)
+    with turns.turn("heavy"):
+        cpu = time.thread_time()
+        while time.thread_time() - cpu < 0.02:
+            pass
+    used = turns.used("heavy")
+    assert turns.used("heavy", now=time.monotonic() + HALF_LIFE) == pytest.approx(used / 2, rel=0.05)
+    assert turns.used("nobody") == 0.0
+
+
+def test_a_heavy_visitor_still_gets_the_turns_the_light_ones_leave():
+    turns = Turns(share=1.0)
+    stop, served = threading.Event(), {"heavy": 0, "light": 0}
+
+    def play(name: str, cost: float, pause: float) -> None:
+        for _ in range(200):  # bounded: ~1 s of playing at most
+            if stop.is_set():
+                return
+            with turns.turn(name):
+                cpu = time.thread_time()
+                while time.thread_time() - cpu < cost:
+                    pass
+                served[name] += 1
+            time.sleep(pause)  # a light visitor's canvas asks for its next frame 10 ms later
+
+    threads = [
+        threading.Thread(target=play, args=("heavy", 0.01, 0.0)),
+        threading.Thread(target=play, args=("light", 0.001, 0.01)),
+    ]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + 30
+    while min(served.values()) < 5 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    stop.set()
+    for thread in threads:
+        thread.join(30)
+    assert min(served.values()) >= 5, served

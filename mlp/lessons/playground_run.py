@@ -4,7 +4,10 @@ and what a frame draws (the plane's probabilities, each unit's map, dead units, 
 from __future__ import annotations
 
 import functools
+import itertools
+import math
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, TypeVar
@@ -22,6 +25,20 @@ from mlp.model import MLP
 from mlp.train import Trainer, engine_problem, eval_mode, predict_proba
 
 T = TypeVar("T")
+
+STOP_SECONDS = 0.02  # a run that may be stopped asks at least this often (in CPU time)
+GRID_RES = 100  # the plane's lattice for small networks: 100 × 100 points
+GRID_MIN_RES = 40  # ...and the coarsest any network gets (the canvas smooths it)
+GRID_MACS = 100 * 100 * 20_000  # multiply-adds one plane may cost: a 100² grid of a ~2-100-100-3 net
+
+
+def grid_resolution(layer_sizes: tuple[int, ...]) -> int:
+    """The plane's lattice for a network of these layer sizes: 100 × 100 while that costs at most
+    GRID_MACS, coarser for bigger networks (down to 40 × 40), so that drawing a frame of the
+    sidebar's largest network (8 × 128) costs ~10 ms, not ~50.
+    """
+    macs = sum(a * b for a, b in itertools.pairwise(layer_sizes))
+    return max(GRID_MIN_RES, min(GRID_RES, math.isqrt(GRID_MACS // max(1, macs))))
 
 
 @dataclass
@@ -71,7 +88,7 @@ class Playground:
     """
 
     def __init__(
-        self, settings: Settings, points: Points, data_key: object = None, grid_res: int = 100
+        self, settings: Settings, points: Points, data_key: object = None, grid_res: int | None = None
     ) -> None:
         self.lock = threading.RLock()
         self.settings = settings
@@ -80,10 +97,11 @@ class Playground:
         s = settings
         self.model = MLP(2, s.hidden, points.classes, s.activation, s.init, s.dropout, s.seed)
         self.initial = {k: v.clone() for k, v in self.model.state_dict().items()}
-        self.grid = PlaneGrid(points.extent, grid_res)
+        self.grid = PlaneGrid(points.extent, grid_res or grid_resolution((2, *s.hidden, points.classes)))
         self.neuron_grid = PlaneGrid(points.extent, 28)
         self.twin: Trainer | None = None
         self.trainer = self._new_trainer(self.model, settings)
+        self.step_seconds = 0.0  # CPU time a step has taken (twin included), as last measured
 
     def _new_trainer(self, model: MLP, settings: Settings) -> Trainer:
         p = self.points
@@ -122,12 +140,13 @@ class Playground:
             self.twin = None
 
     @locked
-    def run(self, steps: int) -> None:
-        """Up to `steps` optimizer steps (the twin takes the same ones)."""
+    def run(self, steps: int, budget: float | None = None, stop: Callable[[], bool] | None = None) -> int:
+        """Up to `steps` optimizer steps, the twin's the same; how many were taken. A frame passes a CPU
+        `budget` (a big net takes the steps that fit) and `stop` (a Pause ends it); see `lockstep`."""
+        trainers = [self.trainer] if self.twin is None else [self.trainer, self.twin]
         with torch_threads(SMALL_NET_THREADS):
-            self.trainer.run_steps(steps)
-            if self.twin is not None:
-                self.twin.run_steps(steps)
+            taken, self.step_seconds = lockstep(trainers, steps, self.step_seconds, budget, stop)
+        return taken
 
     @locked
     def run_epoch(self) -> None:
@@ -175,7 +194,7 @@ class Playground:
             return []
         with torch.inference_mode(), torch_threads(SMALL_NET_THREADS):
             outputs = self.model.activations(torch.from_numpy(self.points.X_train))[:-1]
-        return [(i, int((~a.any(dim=0)).sum()), a.shape[1]) for i, a in enumerate(outputs, start=1)]
+        return [(i, int((a.amax(0) <= 0).sum()), a.shape[1]) for i, a in enumerate(outputs, 1)]  # ReLU ≥ 0
 
     def mostly_dead(self, share: float = 0.9) -> list[tuple[int, int, int]]:
         """The hidden layers with at least `share` of their units dead."""
@@ -270,6 +289,42 @@ class Playground:
             for p, q in zip(self.trainer.model.parameters(), self.twin.model.parameters(), strict=True)
         )
         return {"loss": loss, "weights": weights, "epochs": n}
+
+
+def lockstep(
+    trainers: list[Trainer],
+    steps: int,
+    step_seconds: float,
+    budget: float | None = None,
+    stop: Callable[[], bool] | None = None,
+) -> tuple[int, float]:
+    """Up to `steps` steps of every trainer, the same ones, in as few chunks as the cost of a
+    step allows: (steps taken, CPU seconds a step of them all took, measured as they went;
+    `step_seconds` is the last measure, 0 if none). Past a `budget` of CPU seconds no chunk
+    starts (the first step always runs); `stop()` is asked about every STOP_SECONDS."""
+    start, taken, first = time.thread_time(), 0, trainers[0]
+    while taken < steps and not first.finished:
+        used = time.thread_time() - start
+        if taken and ((budget is not None and used >= budget) or (stop is not None and stop())):
+            break
+        chunk = steps - taken
+        if budget is not None:  # the steps that fit in what is left
+            fits = int((budget - used) / step_seconds) if step_seconds else 1
+            if taken and fits < 1:
+                break
+            chunk = max(1, min(chunk, fits))
+        if stop is not None:
+            every = int(STOP_SECONDS / step_seconds) if step_seconds else 1
+            chunk = max(1, min(chunk, every))
+        before, chunk_start = first.step_count, time.thread_time()
+        for trainer in trainers:
+            trainer.run_steps(chunk)
+        took = first.step_count - before
+        if took == 0:
+            break
+        step_seconds = (time.thread_time() - chunk_start) / took
+        taken += took
+    return taken, step_seconds
 
 
 def current_run(

@@ -4,23 +4,30 @@ A server's visitors all run their scripts on threads of one interpreter, so only
 runs Python at a time. Left to themselves, K playing visitors each ask for 10 frames a second;
 once K frames cost more than a second, every thread is always runnable, the interpreter lock
 is handed round 16 ways, the health check waits seconds for its turn and a click waits behind
-frames that never end. Here frames wait in one first-come-first-served line instead (waiting
-threads cost nothing), one at a time, and after each the line rests in proportion to what that
-frame took, so at most `share` of the time goes to frames and the rest to everything else.
-With few visitors nothing changes (a frame every 0.1 s costs ~35 ms of each 100); with many,
-each gets fewer frames, about share / (K × frame cost) a second, and none starves.
+frames that never end. Here frames wait in one line instead (waiting threads cost nothing),
+one at a time, and after each the line rests in proportion to what that frame took, so at most
+`share` of the time goes to frames and the rest to everything else. With few visitors nothing
+changes (a frame every 0.1 s costs ~35 ms of each 100); with many, each gets fewer frames and
+none starves.
+
+The line is fair by compute, not by arrival: of those waiting, the turn goes to the visitor
+who has used the least CPU time lately (each visitor's use fades by half every HALF_LIFE
+seconds). A visitor whose frames are costly (a big network on many points) is served when no
+lighter one waits, so they slow themselves, not the class; they still get every turn the
+others leave. (What a turn may cost is the caller's to bound: mlp.lessons.playground_run.)
 """
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 SHARE = 0.6  # of the process's time, at most, for frames; the rest: clicks, health checks, other pages
 ACTIVE_SECONDS = 3.0  # a visitor who took a turn this recently is counted as playing
+HALF_LIFE = 2.0  # seconds over which a visitor's CPU use counts half as much towards their next turn
 
 
 class Turns:
@@ -31,10 +38,12 @@ class Turns:
             raise ValueError(f"share must be in (0, 1]; got {share}")
         self.share = share
         self._cond = threading.Condition()
-        self._line: deque[object] = deque()
+        self._line: dict[object, tuple[str, int]] = {}  # ticket -> (who, its place in arrival order)
+        self._arrivals = itertools.count()
         self._busy = False
         self._rest_until = 0.0  # monotonic time before which no turn starts
         self._seen: dict[str, float] = {}  # who -> when their last turn ended
+        self._used: dict[str, tuple[float, float]] = {}  # who -> (CPU seconds, faded to when)
         self.turns = 0
         self.seconds = 0.0  # CPU time spent in turns, in total
 
@@ -47,7 +56,7 @@ class Turns:
         """
         ticket = object()
         with self._cond:
-            self._line.append(ticket)
+            self._line[ticket] = (who, next(self._arrivals))
         started = None
         try:
             while not self._start(ticket, poll):
@@ -57,7 +66,7 @@ class Turns:
         finally:
             with self._cond:
                 if started is None:
-                    self._line.remove(ticket)
+                    del self._line[ticket]
                 else:
                     self._end(who, time.thread_time() - started)
                 self._cond.notify_all()
@@ -67,14 +76,24 @@ class Turns:
         with self._cond:
             while True:
                 now = time.monotonic()
-                if self._line[0] is ticket and not self._busy and now >= self._rest_until:
-                    self._line.popleft()
+                if not self._busy and now >= self._rest_until and self._next(now) is ticket:
+                    del self._line[ticket]
                     self._busy = True
                     return True
                 if now >= deadline:
                     return False
-                wake = deadline if self._busy or self._line[0] is not ticket else self._rest_until
+                wake = deadline if self._busy or now >= self._rest_until else self._rest_until
                 self._cond.wait(max(0.0, min(deadline, wake) - now))
+
+    def _next(self, now: float) -> object:
+        """The waiting ticket whose turn is next: its visitor's faded use the least, then the earliest."""
+        return min(self._line, key=lambda t: (self.used(self._line[t][0], now), self._line[t][1]))
+
+    def used(self, who: str, now: float | None = None) -> float:
+        """CPU seconds `who` has used in turns, each faded by half every HALF_LIFE seconds since."""
+        seconds, when = self._used.get(who, (0.0, 0.0))
+        now = time.monotonic() if now is None else now
+        return seconds * 0.5 ** ((now - when) / HALF_LIFE) if seconds else 0.0
 
     def _end(self, who: str, seconds: float) -> None:
         """A turn ended that took `seconds` of CPU time: the line rests in proportion. (CPU time,
@@ -84,10 +103,12 @@ class Turns:
         self._busy = False
         self._rest_until = now + seconds * (1 - self.share) / self.share
         self._seen[who] = now
+        self._used[who] = (self.used(who, now) + seconds, now)
         self.turns += 1
         self.seconds += seconds
         for name in [n for n, t in self._seen.items() if now - t > ACTIVE_SECONDS]:
             del self._seen[name]
+            self._used.pop(name, None)  # faded to ~1/3 by now; a visitor back later starts afresh
 
     @property
     def waiting(self) -> int:

@@ -9,6 +9,15 @@ JSON, one image decode and one canvas draw in the browser). The canvas asks for 
 only once it has drawn the last, and the line hands turns out fairly, so a busy server gives
 each visitor fewer frames, never a frozen page.
 
+What a visitor may take is the server's to enforce, not the canvas's: one frame every
+FRAME_SECONDS per stream, at most FRAME_BUDGET of CPU time training a frame (a bigger setup
+takes fewer steps a frame, and the plane says so), turns shared by compute used
+(mlp.train.turns), and a stream plays only while its page is alive: each run of the page's
+script or of its live panels renews a lease of LEASE_SECONDS. A closed tab's panels stop, so
+its token stops training within that time even if someone replays it; a page that is still
+open and lapsed (a server too busy to run its panels) is stopped, tells its page, and the
+page's run renews the lease and plays on.
+
 The token is a session's secret (random, never shown, sent in a header so that no access log
 keeps it): a frame can only be had by the page the server gave it to. Streams are kept weakly:
 a session's end ends its stream.
@@ -36,6 +45,8 @@ from mlp.train.turns import shared_turns
 
 PATH = "/api/playground/frame"  # under the server's base URL path, if it has one (frame_path)
 FRAME_SECONDS = 0.1  # a playing canvas asks for at most 10 frames a second
+FRAME_BUDGET = 0.05  # seconds of CPU time a frame's training may take; the default frame takes ~6 ms
+LEASE_SECONDS = 30.0  # a stream stops playing when its page has not run for this long
 FRAME_THREADS = 64  # frames waiting for their turn; their own pool, apart from Streamlit's file serving
 TOKEN_HEADER = "X-MLP-Stream"
 GONE = "This page's session has ended on the server (it restarted, or you were away a long time)."
@@ -71,15 +82,30 @@ class Stream:
         self.in_flight = threading.Lock()  # one frame a visitor at a time (held by the route)
         self._next_slot = 0.0  # monotonic time before which this stream's next frame doesn't start
         self._failure: str | None = None
+        self.note: str | None = None  # what the plane says about the last frame's steps, if anything
+        self.lease = 0.0  # monotonic time until which the page is known to be alive
         _streams[self.token] = self
 
     def update(self, run: Playground, speed: int, playing: bool) -> dict[str, Any]:
         """The page's settings, then the frame they show now (drawn without training)."""
         with self.lock:
+            if (run, speed) != (self.run, self.speed):
+                self.note = None
             self.run, self.speed, self.playing = run, speed, playing
+            self.renew()
             return self._frame(train=False)
 
+    def renew(self) -> None:
+        """The page ran (its script, or a live panel): it is alive, its frames may go on."""
+        self.lease = time.monotonic() + LEASE_SECONDS
+
+    @property
+    def alive(self) -> bool:
+        return time.monotonic() < self.lease
+
     def pause(self) -> None:
+        """No frame trains after this returns; a frame training now ends at its next chunk."""
+        self.playing = False  # seen by the frame in flight without the lock, which it holds
         with self.lock:
             self.playing = False
 
@@ -101,11 +127,9 @@ class Stream:
         """Trains one frame's steps in this visitor's turn and draws it: (HTTP status, body).
         The caller holds `in_flight`."""
         try:
-            if not self.playing:
-                return 200, {"playing": False}
+            self._heed()
             with shared_turns().turn(self.visitor, heed=self._heed), self.lock:
-                if not self.playing:  # paused while this frame waited
-                    return 200, {"playing": False}
+                self._heed()  # paused (or the page gone) while this frame waited
                 return 200, self._frame(train=True)
         except _PausedError:
             return 200, {"playing": False}
@@ -115,15 +139,22 @@ class Stream:
             return 500, {"playing": False, "error": FAILED}
 
     def _heed(self) -> None:
+        if not self.alive:
+            self.playing = False  # the page's next run, if it is open, renews and plays on
         if not self.playing:
             raise _PausedError
+
+    def _stopped(self) -> bool:
+        return not (self.playing and self.alive)
 
     def _frame(self, train: bool) -> dict[str, Any]:
         """Holding self.lock: trains `speed` steps if `train`, then the frame as plain data."""
         start, run = time.perf_counter(), self.run
         assert run is not None, "the page sets the run before any frame"
         if train:
-            run.run(self.speed)
+            took = run.run(self.speed, budget=FRAME_BUDGET, stop=self._stopped)
+            capped = took < self.speed and not run.trainer.finished and not self._stopped()
+            self.note = capped_note(took, self.speed) if capped else None
         live = run.live_frame()
         if live.finished:
             self.playing = False
@@ -136,11 +167,20 @@ class Stream:
             "banner": live.banner,
             "finished": live.finished,
             "playing": self.playing,
+            "note": self.note if self.playing else None,
         }
         if train:
             self.rate.tick(time.perf_counter() - start)
         frame["build_ms"] = round(1000 * (time.perf_counter() - start), 1)
         return frame
+
+
+def capped_note(took: int, asked: int) -> str:
+    """What the plane says when a frame took fewer steps than the speed asked for."""
+    return (
+        f"{took:,} of {asked:,} steps a frame: this setup needs more than the "
+        f"{FRAME_BUDGET * 1000:.0f} ms of training the server gives each visitor's frame."
+    )
 
 
 def _claim(token: str) -> Stream | tuple[int, dict[str, Any]]:

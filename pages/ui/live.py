@@ -23,6 +23,7 @@ from mlp.train.turns import shared_turns
 
 VISITOR = "visitor"  # session-state key: this visitor's name in the line
 PLAYERS_PER_PANEL_SECOND = 0.5  # the slow panels redraw every 2 s per player: they cost the browsers most
+MAX_PANEL_SECONDS = 15.0  # ...and at least this often: a panel's run keeps its page's frames alive
 RETIME_RATIO = 1.5  # a slow panel's timer is reset when its interval should change by more than this factor
 TIMERS = "live_timers"  # session-state key: {fragment id: the interval its browser timer runs at}
 
@@ -48,8 +49,10 @@ def visitor() -> str:
 
 
 def panel_seconds(seconds: float) -> float:
-    """How often a slow panel redraws: `seconds`, stretched as more visitors play."""
-    return seconds * max(1.0, shared_turns().players() / PLAYERS_PER_PANEL_SECOND)
+    """How often a slow panel redraws: `seconds`, stretched as more visitors play, up to
+    MAX_PANEL_SECONDS (pages/ui/frames.py's lease outlasts it)."""
+    stretched = seconds * max(1.0, shared_turns().players() / PLAYERS_PER_PANEL_SECOND)
+    return min(stretched, max(seconds, MAX_PANEL_SECONDS))
 
 
 def retime(seconds: float) -> None:

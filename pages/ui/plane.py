@@ -19,6 +19,7 @@ _HTML = """
   <div class="metrics" role="group" aria-label="The run's numbers"></div>
   <canvas role="img" aria-label="The decision boundary over the plane, with the data points"></canvas>
   <div class="legend"></div>
+  <div class="note" role="status"></div>
   <div class="rate"></div>
 </div>
 """
@@ -37,7 +38,8 @@ canvas { width: 100%; max-width: min(34rem, 52vh); aspect-ratio: 1 / 1; display:
 .legend span { display: inline-flex; align-items: center; gap: 0.3rem; }
 .dot { width: 0.7rem; height: 0.7rem; border-radius: 50%; display: inline-block; box-sizing: border-box; }
 .rate { opacity: 0.7; margin-top: 0.25rem; }
-.rate:empty { display: none; }
+.note { margin-top: 0.35rem; max-width: min(34rem, 52vh); }
+.rate:empty, .note:empty { display: none; }
 """
 _JS = """
 export default function (component) {
@@ -128,6 +130,7 @@ export default function (component) {
     if (s.stream === s.data.stream && frame.seq <= s.seq) return false;
     s.stream = s.data.stream; s.seq = frame.seq; s.frame = frame;
     showMetrics(frame.metrics);
+    root.querySelector(".note").textContent = frame.note || "";  // the server's word on capped steps
     if (s.image.src === frame.image && s.image.complete) draw();  // the same image: no load event
     else s.image.src = frame.image;
     s.times = (s.times || []).filter((t) => t > performance.now() - 3000).concat(performance.now());
