@@ -17,9 +17,9 @@ from pages.ui.live import visitor
 _HTML = """
 <div class="plane">
   <div class="metrics" role="group" aria-label="The run's numbers"></div>
+  <div class="note" role="status"></div>
   <canvas role="img" aria-label="The decision boundary over the plane, with the data points"></canvas>
   <div class="legend"></div>
-  <div class="note" role="status"></div>
   <div class="rate"></div>
 </div>
 """
@@ -38,7 +38,7 @@ canvas { width: 100%; max-width: min(34rem, 52vh); aspect-ratio: 1 / 1; display:
 .legend span { display: inline-flex; align-items: center; gap: 0.3rem; }
 .dot { width: 0.7rem; height: 0.7rem; border-radius: 50%; display: inline-block; box-sizing: border-box; }
 .rate { opacity: 0.7; margin-top: 0.25rem; }
-.note { margin-top: 0.35rem; max-width: min(34rem, 52vh); }
+.note { margin: -0.4rem 0 0.4rem; max-width: min(34rem, 52vh); opacity: 0.85; }
 .rate:empty, .note:empty { display: none; }
 """
 _JS = """
