@@ -15,7 +15,7 @@ import torch
 from mlp.io import model_from_bytes
 from mlp.lessons.playground import PRESETS, to_query
 from mlp.lessons.playground_run import current_run
-from pages.ui.frames import GONE, PATH, TOKEN_HEADER, serve_frame
+from pages.ui.frames import GONE, LEASE_SECONDS, PATH, TOKEN_HEADER, serve_frame
 from tests.conftest import open_page, shoot, wait_for_app
 from tests.harness import plane_metric
 
@@ -283,3 +283,33 @@ def test_the_frame_route_answers_only_a_live_sessions_token(app_url):
     with pytest.raises(urllib.error.HTTPError) as refused:  # it only reads
         urllib.request.urlopen(post, timeout=30)
     assert refused.value.code == 405
+
+
+@pytest.mark.browser
+def test_a_closed_tabs_token_stops_training_within_the_lease(browser, app_url):
+    """A playing page renews its stream's lease from its live panels; once the tab is closed
+    nothing does, and a replay of its token gets no frames past LEASE_SECONDS."""
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    tab = context.new_page()
+    tab.set_default_timeout(90_000)
+    tokens = []
+    tab.on("request", lambda r: tokens.append(r.headers.get(TOKEN_HEADER.lower())) if PATH in r.url else None)
+    tab.goto(f"{app_url}/playground?epochs=100000")
+    wait_for_app(tab, heading="2D playground")
+    tab.get_by_role("button", name="Play").click()
+    wait_for_plane(tab, 20)
+    context.close()  # the tab goes; its token is replayed from elsewhere
+    closed, token = time.monotonic(), tokens[-1]
+    steps = []
+    while True:
+        assert time.monotonic() < closed + LEASE_SECONDS + 30, "the replayed token kept training"
+        asked = urllib.request.Request(f"{app_url}{PATH}", headers={TOKEN_HEADER: token})
+        with urllib.request.urlopen(asked, timeout=30) as answer:
+            frame = json.loads(answer.read())
+        if not frame.get("playing", True) and "step" not in frame:
+            break
+        steps.append(frame["step"])
+    stopped = time.monotonic() - closed
+    print(f"the replayed token got {len(steps)} frames, then stopped {stopped:.1f} s after the tab closed")
+    assert stopped <= LEASE_SECONDS + 2  # the lease was renewed at most when the tab closed
+    assert steps == sorted(steps)  # frames were still training until then: the test replays for real
