@@ -20,23 +20,6 @@ ui.require_shell()
 PANEL_SECONDS = 1.0  # curves, confusion and unit maps change slowly: redraw them once a second
 
 
-def stop_playing() -> None:
-    """Before anything else a click does: the page and the plane's frames both stop."""
-    st.session_state.pg_playing = False
-    ui.plane_stream().pause()  # no frame trains after the click is heard
-
-
-def preset() -> None:
-    stop_playing()
-    ui.load_settings("pg_", SPECS, PRESETS[st.session_state.pg_preset])
-
-
-def load(query) -> None:
-    """Fill the page from a link's query: a lesson, its comparison, a challenge's start."""
-    stop_playing()
-    ui.load_settings("pg_", SPECS, from_query(ui.settings_query(query))[0])
-
-
 # --- the settings: the link's on a first visit, else the saved ones -------------------------------
 saved, notes = ui.page_settings("pg_", SPECS, lambda: from_query(ui.link_query()))
 st.session_state.setdefault("pg_playing", False)
@@ -48,12 +31,14 @@ ui.page_header(
     "the shading is how sure the network is. Filled points train the network, hollow ones test it.",
 )
 ui.show_link_notes(notes)
-lesson_link = ui.lesson_panel("pg_", "playground", load)
-challenge, challenge_link = ui.challenge_picker("pg_", "playground", load)
+lesson_link = ui.lesson_panel("pg_", "playground", panels.load)
+challenge, challenge_link = ui.challenge_picker("pg_", "playground", panels.load)
 
 # --- settings (sidebar) ------------------------------------------------------------------------
 with st.sidebar:
-    st.selectbox("Preset", list(PRESETS), key="pg_preset", index=None, placeholder="Load…", on_change=preset)
+    st.selectbox(
+        "Preset", list(PRESETS), key="pg_preset", index=None, placeholder="Load…", on_change=panels.preset
+    )
     st.subheader("Data")
     upload = st.file_uploader("Your points (CSV: x1, x2, label)", "csv", key="pg_upload", max_upload_size=2)
     from_file = upload is not None  # the file decides the points: what makes points doesn't apply
@@ -138,12 +123,12 @@ stream = ui.plane_stream()  # what the plane's own requests for frames train and
 def play(on: bool) -> None:
     # Idempotent on purpose: a click that reaches the server twice must not undo itself.
     if not on:
-        stop_playing()
+        panels.stop_playing()
     st.session_state.pg_playing = on and not st.session_state.pg_run.trainer.finished
 
 
 def pause_then(action) -> None:
-    stop_playing()
+    panels.stop_playing()
     action(st.session_state.pg_run)
 
 

@@ -57,9 +57,10 @@ def test_there_are_at_least_eight_lessons_on_every_page_with_two_sentences_each(
         assert lesson.watch.endswith(".") and lesson.why.endswith(".") and lesson.outcome
         assert lesson.link()[LESSON] == lesson.key
         settings_of(lesson.setup)
-        if lesson.then is not None:
-            settings_of(lesson.then[1])
-    assert sum(len(lessons_for(page)) for page in PAGES) == len(LESSONS)
+        for _, setup in lesson.compare:
+            settings_of(setup)
+        assert all(lesson in lessons_for(page) for page in lesson.pages)  # its panel goes with it
+    assert lessons_for("playground").count(LESSONS["init"]) == 1  # its 8-layer runs are there
 
 
 def test_views_in_forward_links_round_trip_and_bad_ones_get_notes():
@@ -73,13 +74,13 @@ def test_views_in_forward_links_round_trip_and_bad_ones_get_notes():
 def test_xor_needs_a_hidden_layer():
     line = LESSONS["xor-line"]
     assert last(trained(line.setup)).val_acc < 0.80  # measured 0.51
-    assert last(trained(line.then[1])).val_acc >= 0.95  # measured 1.00
+    assert last(trained(line.compare[0][1])).val_acc >= 0.95  # measured 1.00
 
 
 @pytest.mark.slow
 def test_depth_beats_width_on_a_spiral_at_the_same_budget():
     lesson = LESSONS["width-depth"]
-    wide, deep = trained(lesson.setup), trained(lesson.then[1])
+    wide, deep = trained(lesson.setup), trained(lesson.compare[0][1])
     count = [sum(p.numel() for p in run.model.parameters()) for run in (wide, deep)]
     assert count == [231, 231]
     assert last(deep).val_loss < 0.5 * last(wide).val_loss  # measured 0.0080 vs 0.0186
@@ -89,7 +90,7 @@ def test_too_high_a_learning_rate_explodes_and_too_low_a_one_crawls():
     lesson = LESSONS["learning-rate"]
     high = trained(lesson.setup)
     assert high.trainer.status == "diverged" and high.banner()[0] == "error"  # the page says so
-    low = trained(lesson.then[1])
+    low = trained(lesson.compare[0][1])
     losses = [e.train_loss for e in low.trainer.history.epochs]
     assert low.trainer.status == "done" and losses[-1] > 0.95 * losses[0]  # measured 0.729 from 0.755
     middle = Setup("playground", lesson.setup.query | {"lr": "0.3"})
@@ -99,7 +100,7 @@ def test_too_high_a_learning_rate_explodes_and_too_low_a_one_crawls():
 @pytest.mark.slow
 def test_a_large_learning_rate_kills_relus_and_leaky_relus_survive():
     lesson = LESSONS["dead-relu"]
-    relu, leaky = trained(lesson.setup), trained(lesson.then[1])
+    relu, leaky = trained(lesson.setup), trained(lesson.compare[0][1])
     assert hidden_dead_share(relu) >= 0.6 and last(relu).val_acc <= 0.85  # measured 49/64, 0.775
     # Leaky units land on their flat side as often (67%), but its slope of 0.01 still passes gradient.
     assert last(leaky).val_acc >= 0.95  # measured 0.975
@@ -113,16 +114,16 @@ def test_a_small_init_shrinks_a_deep_stack_and_stalls_training():
     spread = activation_spread(depth=view.spread_depth, width=view.spread_width)
     assert spread["normal"][-1] / spread["normal"][0] < 1e-3  # each layer ×0.32
     assert 0.5 <= spread["kaiming"][-1] / spread["kaiming"][0] <= 2
-    small = trained(lesson.then[1])
+    small = trained(lesson.compare[0][1])
     assert abs(last(small).train_loss - math.log(2)) < 0.01  # stalled at a coin toss: 0.6931
-    he = trained(Setup("playground", lesson.then[1].query | {"init": "kaiming"}))
+    he = trained(Setup("playground", lesson.compare[0][1].query | {"init": "kaiming"}))
     assert last(he).val_acc >= 0.95  # measured 0.988
 
 
 @pytest.mark.slow
 def test_few_points_and_a_wide_net_over_fit_and_weight_decay_helps():
     lesson = LESSONS["overfitting"]
-    free, decayed = trained(lesson.setup), trained(lesson.then[1])
+    free, decayed = trained(lesson.setup), trained(lesson.compare[0][1])
     assert last(free).train_acc - last(free).val_acc >= 0.20  # measured 1.00 vs 0.68
     test_losses = [e.val_loss for e in free.trainer.history.epochs]
     assert test_losses[-1] > 2 * min(test_losses)  # the test loss turned and climbed: curves part
@@ -155,7 +156,7 @@ def test_the_teacher_task_its_curve_and_its_2d_version():
     curve = teacher_curve()
     assert curve["train_loss"][0] < math.log(5) and curve["train_loss"][-1] < 0.25  # 0.885 -> 0.184
     assert curve["val_acc"][-1] >= 0.88  # measured 0.904
-    assert last(trained(lesson.then[1])).val_acc >= 0.95  # measured 0.98
+    assert last(trained(lesson.compare[0][1])).val_acc >= 0.95  # measured 0.98
 
 
 def test_the_numpy_network_separates_two_blobs():

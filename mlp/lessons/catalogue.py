@@ -35,11 +35,20 @@ class Lesson:
     watch: str  # what to watch for, in a sentence
     why: str  # why it happens, in a sentence
     outcome: str  # the promise its test keeps, in a line
-    then: tuple[str, Setup] | None = None  # (button label, the setup to compare with)
+    compare: tuple[tuple[str, Setup], ...] = ()  # (button label, a setup to compare with), each a fresh run
 
     @property
     def page(self) -> str:
         return self.setup.page
+
+    @property
+    def pages(self) -> tuple[str, ...]:
+        """Every page its setups are on, its own first: the lesson's panel goes with it to each."""
+        return tuple(dict.fromkeys([self.page, *(setup.page for _, setup in self.compare)]))
+
+    def setup_on(self, page: str) -> Setup:
+        """Its setup on `page`: its own, else its first comparison there."""
+        return next(s for s in (self.setup, *(s for _, s in self.compare)) if s.page == page)
 
     def link(self, setup: Setup | None = None) -> dict[str, str]:
         """The query of its setup (or of `setup`), with the lesson's key."""
@@ -73,7 +82,7 @@ LESSONS: dict[str, Lesson] = {
             "Without a hidden layer the network is softmax(X W + b): its classes are split by straight "
             "lines, and no line puts XOR's opposite corners together.",
             "no hidden layer stays below 80% test accuracy; one hidden layer of 4 tanh units reaches ≥ 95%",
-            ("Add a hidden layer of 4 units", _playground(**XOR, hidden=(4,))),
+            (("Add a hidden layer of 4 units", _playground(**XOR, hidden=(4,))),),
         ),
         Lesson(
             "width-depth",
@@ -84,7 +93,7 @@ LESSONS: dict[str, Lesson] = {
             "A second layer folds the first layer's pieces again, so the same parameters buy many "
             "more linear regions than one wide layer can cut.",
             "after 500 epochs the deep net's test loss is under half the wide net's",
-            ("Two layers of 12 units", _playground(**WIDE_SPIRAL, hidden=(12, 12))),
+            (("Two layers of 12 units", _playground(**WIDE_SPIRAL, hidden=(12, 12))),),
         ),
         Lesson(
             "learning-rate",
@@ -95,7 +104,10 @@ LESSONS: dict[str, Lesson] = {
             "steeper ground, every step larger than the last. Too small, and it barely moves.",
             "SGD at lr = 10 diverges (the run stops, diverged); lr = 0.0001 keeps the train loss "
             "within 5% of its start for 300 epochs; lr = 0.3 reaches ≥ 95%",
-            ("Try lr = 0.0001", _playground(**MOONS, optimizer="sgd", lr=1e-4, epochs=300)),
+            (
+                ("Try lr = 0.0001", _playground(**MOONS, optimizer="sgd", lr=1e-4, epochs=300)),
+                ("Try lr = 0.3", _playground(**MOONS, optimizer="sgd", lr=0.3, epochs=300)),
+            ),
         ),
         Lesson(
             "dead-relu",
@@ -107,7 +119,7 @@ LESSONS: dict[str, Lesson] = {
             "gradient there is 0, so nothing ever brings it back. Leaky ReLU keeps a slope of 0.01 "
             "there, a trickle of gradient that lets such units recover.",
             "ReLU: ≥ 60% of hidden units dead and test accuracy ≤ 85%; leaky ReLU, the same steps: ≥ 95%",
-            ("Switch to leaky ReLU", _playground(**DYING, epochs=500, activation="leaky_relu")),
+            (("Switch to leaky ReLU", _playground(**DYING, epochs=500, activation="leaky_relu")),),
         ),
         Lesson(
             "init",
@@ -119,7 +131,10 @@ LESSONS: dict[str, Lesson] = {
             "times over. He's σ = √(2/fan_in) keeps it at 1 (the 2 makes up for ReLU's zeros).",
             "N(0, 0.02) shrinks a 10-layer stack's spread below 1/1000, He keeps it within ×2; 8 layers "
             "with N(0, 0.02) stall at ln 2 on moons while He reaches ≥ 95%",
-            ("Train 8 layers with N(0, 0.02)", _playground(**DEEP, init="normal")),
+            (
+                ("Train 8 layers with N(0, 0.02)", _playground(**DEEP, init="normal")),
+                ("The same 8 layers with He init", _playground(**DEEP, init="kaiming")),
+            ),
         ),
         Lesson(
             "overfitting",
@@ -130,7 +145,7 @@ LESSONS: dict[str, Lesson] = {
             "A wide net can memorise every training point, noise included; weight decay pulls the "
             "weights toward 0, which keeps the boundary smooth where there are no points.",
             "train − test accuracy ≥ 20 points; weight decay 0.01 raises test accuracy by ≥ 8 points",
-            ("Add weight decay 0.01", _playground(**FEW, epochs=1000, weight_decay=0.01)),
+            (("Add weight decay 0.01", _playground(**FEW, epochs=1000, weight_decay=0.01)),),
         ),
         Lesson(
             "engines",
@@ -163,8 +178,10 @@ LESSONS: dict[str, Lesson] = {
             "a 16-64-5 student's train loss falls below 0.25 in 20 epochs (test accuracy ≥ 88%); in "
             "2D, four classes, the playground's 32-32 student reaches ≥ 95%",
             (
-                "The same task in 2D",
-                _playground(kind="teacher", n=1000, noise=0.0, classes=4, hidden=(32, 32), epochs=500),
+                (
+                    "The same task in 2D",
+                    _playground(kind="teacher", n=1000, noise=0.0, classes=4, hidden=(32, 32), epochs=500),
+                ),
             ),
         ),
         Lesson(
@@ -182,5 +199,5 @@ LESSONS: dict[str, Lesson] = {
 
 
 def lessons_for(page: str) -> list[Lesson]:
-    """The lessons whose setup is on `page`."""
-    return [lesson for lesson in LESSONS.values() if lesson.page == page]
+    """The lessons with a setup on `page`: their own, or one to compare with."""
+    return [lesson for lesson in LESSONS.values() if page in lesson.pages]

@@ -34,11 +34,11 @@ def lesson_panel(prefix: str, page: str, load: Load) -> dict[str, str]:
     """The sidebar's lesson picker and the chosen lesson's two sentences; the link's part."""
     lessons = {lesson.key: lesson for lesson in lessons_for(page)}
     key = prefix + LESSON
-    _from_link(prefix, LESSON, {k: lesson.setup for k, lesson in lessons.items()}, load)
+    _from_link(prefix, LESSON, {k: lesson.setup_on(page) for k, lesson in lessons.items()}, load)
 
     def chosen() -> None:
         if (lesson := lessons.get(st.session_state[key])) is not None:
-            load(lesson.setup.query)
+            load(lesson.link(lesson.setup_on(page)))
             st.session_state[f"{prefix}{LESSON}_linked"] = lesson.key  # not to be loaded again
 
     st.sidebar.selectbox(
@@ -58,24 +58,22 @@ def lesson_panel(prefix: str, page: str, load: Load) -> dict[str, str]:
         st.markdown(f":material/school: **{lesson.title}.** **Watch for:** {lesson.watch}")
         if not presenter():
             st.markdown(f"**Why:** {lesson.why}")
-        buttons = st.columns([1, 1, 2] if lesson.then else [1, 3])
-        buttons[0].button(
-            "Lesson's setup", key=f"{prefix}lesson_start", on_click=load, args=(lesson.setup.query,)
-        )
-        if lesson.then:
-            label, setup = lesson.then
-            _go(buttons[1], label, setup, lesson.link(setup), page, load, f"{prefix}lesson_then")
+        setups = [("Lesson's setup", lesson.setup), *lesson.compare]
+        buttons = st.container(horizontal=True, key=f"{prefix}lesson_buttons")
+        for i, (label, setup) in enumerate(setups):
+            name = f"{prefix}lesson_start" if i == 0 else f"{prefix}lesson_then{'' if i == 1 else i}"
+            _go(buttons, label, lesson.link(setup), setup.page, page, load, name, primary=i > 0)
     return {LESSON: lesson.key}
 
 
-def _go(box, label: str, setup: Setup, link: dict[str, str], page: str, load: Load, key: str) -> None:
-    """A button that loads `setup` here, or a link to its page."""
-    if setup.page == page:
-        box.button(label, key=key, on_click=load, args=(setup.query,), type="primary")
+def _go(
+    box, label: str, link: dict[str, str], to: str, page: str, load: Load, key: str, primary: bool
+) -> None:
+    """A button that loads the setup of `link` here, as a fresh run; or a link to its page `to`."""
+    if to == page:
+        box.button(label, key=key, on_click=load, args=(link,), type="primary" if primary else "secondary")
     else:
-        box.page_link(
-            f"pages/{setup.page}.py", label=label, icon=":material/arrow_forward:", query_params=link
-        )
+        box.page_link(f"pages/{to}.py", label=label, icon=":material/arrow_forward:", query_params=link)
 
 
 def challenge_picker(prefix: str, page: str, load: Load) -> tuple[Challenge | None, dict[str, str]]:

@@ -1,14 +1,41 @@
-"""The 2D playground's panels: the network view, the engines compared, sharing and export."""
+"""The 2D playground's panels (the network view, the engines compared, sharing and export) and
+what its clicks do to the page before it reruns (pausing, loading a preset or a link)."""
+
+from collections.abc import Mapping
 
 import streamlit as st
 
 from mlp.figures.network import hidden_space_figure, network_svg, unit_figure
 from mlp.lessons.network_view import hidden_space, network_picture
+from mlp.lessons.playground import PRESETS, SPECS, from_query
 from mlp.lessons.playground_run import Playground
-from pages.ui.shell import chart, presenter
+from pages.ui.controls import load_settings
+from pages.ui.plane import plane_stream
+from pages.ui.shell import COMPARE, chart, presenter, settings_query, switches_query
 from pages.ui.text import say
 
 ENGINE_LABELS = {"autograd": "PyTorch autograd", "manual": "manual backprop"}
+
+
+def stop_playing() -> None:
+    """Before anything else a click does: the page and the plane's frames both stop."""
+    st.session_state.pg_playing = False
+    plane_stream().pause()  # no frame trains after the click is heard
+
+
+def preset() -> None:
+    stop_playing()
+    load_settings("pg_", SPECS, PRESETS[st.session_state.pg_preset])
+
+
+def load(query: Mapping[str, str]) -> None:
+    """Fill the page from a link's query (a lesson, its comparison, a challenge's start) as a fresh
+    run: the same seed gives the same initial weights, so the one setting changed is the only
+    difference. The address bar shows it at once."""
+    stop_playing()
+    load_settings("pg_", SPECS, from_query(settings_query(query))[0])
+    st.session_state.pg_run, st.session_state.pg_compare = None, query.get(COMPARE) == "1"
+    st.query_params.from_dict(dict(query) | switches_query())
 
 
 def network_panel(run: Playground) -> None:
