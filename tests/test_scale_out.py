@@ -52,6 +52,7 @@ COOKIE = "mlp_replica"  # deploy/nginx.conf's: the replica a visitor is pinned t
 LOGS = ARTIFACTS / "scale-out"  # each replica's log, nginx's configs and logs (access.log: who served what)
 MESSAGE = "The server that held your session went away."
 SEED_LABEL = "Seed (initial weights, batch order)"
+KILLS = 5  # replicas killed under a playing page, each time on a replica that has served no page
 
 
 def test_the_shipped_nginx_config_is_what_the_script_writes():
@@ -229,9 +230,14 @@ class Cluster:
     ports: dict[str, int]  # replica name (r1, r2, r3: the cookie's values) -> port
     replicas: Replicas  # as the launcher runs them: each proves it is what answers its port
 
-    def start(self, name: str) -> None:
-        """Start replica `name` (again) and wait until it has proved itself."""
+    def start(self, name: str, wait: bool = True) -> None:
+        """Start replica `name` (again) and, unless told not to, wait until it has proved itself."""
         self.replicas.start(self.ports[name])
+        if wait:
+            self.wait_up(name)
+
+    def wait_up(self, name: str) -> None:
+        """Until replica `name`, started, has proved itself."""
         failure = self.replicas.wait_up([self.ports[name]])
         assert failure is None, failure
 
@@ -542,10 +548,7 @@ def test_a_killed_replica_moves_its_visitors_to_a_fresh_session_and_no_one_else(
     assert replica_of(stays) == "r2" and stays.get_by_test_id("stToast").count() == 0
 
     cluster.start("r1")  # back, and once nginx sends r1's visitors to it again...
-    deadline = time.monotonic() + 60
-    while answering(cluster.url, "r1") != "r1":  # (nginx waits 10 s to try a failed replica again)
-        assert time.monotonic() < deadline, "nginx did not take r1 back"
-        time.sleep(0.5)
+    wait_routed(cluster, "r1")
     upload_points(moved, "later.csv", points(30))  # ...the moved visitor stays with its session
     assert replica_of(moved) != "r1"
 
@@ -558,6 +561,67 @@ def test_a_killed_replica_moves_its_visitors_to_a_fresh_session_and_no_one_else(
     moved.reload()
     wait_for_app(moved, heading="2D playground")
     assert moved.get_by_test_id("stToast").count() == 0  # a reload: a new session, as asked
+
+
+@pytest.mark.browser
+def test_a_replica_killed_under_a_playing_page_always_says_so(cluster, visitor):
+    """Five times a replica dies under a visitor who is playing (the plane fetching its frames,
+    the panels redrawing on their timers), and each time the page lands on a replica that has
+    served no page since it started: Streamlit is still in its pages-directory mode there
+    (pages.ui.shell.require_shell). Each time the page says so, and never just starts again; a
+    new tab, a reload and a shared link (the first page a fresh replica serves) never do."""
+    began = time.monotonic()
+    cluster.kill("r3")  # down meanwhile: a failover has one place to go, the fresh replica
+    cluster.kill("r2")
+    cluster.start("r2")
+    host, fresh = "r1", "r2"  # the playing visitor's replica; the one that has served no page
+    moved = None
+    try:
+        for kill in range(1, KILLS + 1):
+            tab = visitor(cluster.url, replica=host)
+            open_playground(tab, cluster.url, f"?seed={kill}")
+            assert replica_of(tab) == host and tab.get_by_test_id("stToast").count() == 0  # a new tab
+            if moved is not None:
+                moved.goto("about:blank")  # the last visitor leaves before their replica dies again
+            tab.get_by_role("button", name="Play").click()
+            expect(step_metric(tab)).to_have_text(re.compile(r"^[1-9][\d,]+$"))  # its frames come
+            cluster.wait_up(fresh)  # (started again after the last kill)
+            wait_routed(cluster, fresh)
+            cluster.kill(host)
+            expect(tab.get_by_test_id("stToast").get_by_text(MESSAGE)).to_be_visible()
+            expect(step_metric(tab)).to_have_text("0")  # the training is gone, and the page said so
+            tab.get_by_role("button", name="Play").wait_for()
+            wait_for_app(tab)  # the page's later runs keep the message
+            assert tab.get_by_test_id("stToast").get_by_text(MESSAGE).is_visible(), f"kill {kill}"
+            assert replica_of(tab) == fresh and seed(tab) == str(kill)
+            print(f"kill {kill}: {host} -> {fresh}, said so ({time.monotonic() - began:.0f} s in)")
+            cluster.start(host, wait=False)  # back, and fresh: the next kill's visitor lands on it
+            host, fresh, moved = fresh, host, tab
+
+        cluster.wait_up(fresh)
+        wait_routed(cluster, fresh)
+        student = visitor(cluster.url, replica=fresh)  # the first page this replica serves
+        student.goto(copied_link(moved))
+        wait_for_app(student, heading="2D playground")
+        assert replica_of(student) == fresh and seed(student) == str(KILLS)
+        assert student.get_by_test_id("stToast").count() == 0
+        moved.reload()
+        wait_for_app(moved, heading="2D playground")
+        assert moved.get_by_test_id("stToast").count() == 0
+    finally:
+        for name in cluster.ports:  # the other tests' cluster: all three up
+            if cluster.process(name).poll() is not None:
+                cluster.start(name, wait=False)
+        assert (failure := cluster.replicas.wait_up()) is None, failure
+    print(f"{KILLS} kills under a playing page, each said: {time.monotonic() - began:.0f} s")
+
+
+def wait_routed(cluster: Cluster, name: str) -> None:
+    """Until nginx sends `name`'s visitors to it (it waits 10 s to try a failed replica again)."""
+    deadline = time.monotonic() + 60
+    while answering(cluster.url, name) != name:
+        assert time.monotonic() < deadline, f"nginx did not route to {name} again"
+        time.sleep(0.2)
 
 
 def seed(tab) -> str:

@@ -1,8 +1,9 @@
 """A visitor whose session the server lost is told so: a replica went down, a server restarted.
 
 When the server a page is connected to goes away, the page reconnects by itself (behind a load
-balancer, to another replica); the next time it runs the page (at once if a run was under way,
-else at the visitor's next click) the browser sends along the values its widgets show. That
+balancer, to another replica); the next time it runs the page (at once if a run was under way
+or a part of the page redraws on a timer, else at the visitor's next click) the browser sends
+along the values its widgets show. That
 server has no session of that id, so it starts a fresh one: the page's settings come back, from
 the address bar and those widget values, but nothing else that lived in the session does (the
 training, uploaded files, results). A session whose first run brings values for widgets it has
@@ -41,6 +42,9 @@ def reconnect_notice() -> None:
     """
     if CHECKED in st.session_state:
         return
-    st.session_state[CHECKED] = True
     if browser_brought_widgets():
         st.toast(MESSAGE, icon=":material/sync_problem:", duration="infinite")
+    # Checked only once said: a newer run (a click, a frame's rerun) stops this one at its next
+    # st.* call, before that call's message goes out; the newer run, which brings the browser's
+    # values again, then looks again.
+    st.session_state[CHECKED] = True

@@ -70,12 +70,16 @@ def require_shell() -> None:
     A folder named pages/ makes Streamlit start in its old directory mode: until some run
     calls st.navigation, a direct link to a page runs that file alone, without app.py's page
     config and sidebar. Leaving that mode and rerunning sends the request through app.py,
-    on the same page and with the same query string.
+    on the same page, with the same query string and the same widget values from the browser.
+
+    Only the run that stays looks for a lost session: the browser drops what a run in that
+    mode drew, a toast too, so a visitor who lands on a replica that has served no page yet
+    would not be told.
     """
-    reconnect_notice()  # first: a browser back from a lost session brings its widgets' values
     if PagesManager.uses_pages_directory:
         PagesManager.uses_pages_directory = False
         st.rerun()
+    reconnect_notice()  # before the page draws a widget: the browser brought their values
 
 
 DEBUG = "debug"  # ?debug=1 in any page's link: timing captions for developers
