@@ -114,7 +114,7 @@ def test_relu_units_that_die_without_the_loss_exploding_get_their_own_warning():
     run.run(300)
     assert run.status == "running"
     assert [(layer, dead) for layer, dead, _ in run.mostly_dead()] == [(2, 32)]
-    assert "dying" in run.banner()[1]
+    assert "Units have died" in run.banner()[1] and "leaky ReLU" in run.banner()[1]
 
 
 def test_divergence_at_lr_10_pauses_with_a_finite_model():

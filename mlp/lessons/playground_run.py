@@ -18,11 +18,12 @@ import torch
 from mlp.data import Points, UploadedPoints, points_csv, uploaded_points
 from mlp.device import torch_threads
 from mlp.io import architecture_json, model_to_bytes
+from mlp.lessons import diagnosis
 from mlp.lessons.format import loss_text
 from mlp.lessons.playground import SMALL_NET_THREADS, Settings, make_points
 from mlp.metrics import confusion_matrix
 from mlp.model import MLP
-from mlp.train import Trainer, engine_problem, eval_mode, predict_proba
+from mlp.train import Trainer, engine_problem, eval_mode, evaluate, predict_proba
 
 T = TypeVar("T")
 
@@ -220,15 +221,13 @@ class Playground:
 
     @locked
     def live_metrics(self) -> list[tuple[str, str]]:
-        """(label, value) of the numbers above the plane."""
-        trainer = self.trainer
-        last = trainer.history.epochs[-1] if trainer.history.epochs else None
-        test_loss = last.val_loss if last else None
-        test_acc = last.val_acc if last else None
+        """(label, value) of the numbers above the plane: of the model the plane shows. (After a
+        divergence that is the last good one, whose step and numbers are not the last epoch's.)"""
+        epoch, step, train_loss, test_loss, test_acc = _shown_numbers(self)
         return [
-            ("Epoch", f"{trainer.epoch:,}"),
-            ("Step", f"{trainer.step_count:,}"),
-            ("Train loss", loss_text(last.train_loss if last else None)),
+            ("Epoch", f"{epoch:,}"),
+            ("Step", f"{step:,}"),
+            ("Train loss", loss_text(train_loss)),
             ("Test loss", loss_text(test_loss)),
             ("Test accuracy", "–" if test_acc is None else f"{test_acc:.1%}"),
         ]
@@ -242,24 +241,20 @@ class Playground:
 
     @locked
     def banner(self) -> tuple[str, str] | None:
-        """What the page must say about the run, if anything: ("error" | "warning" | "info", Markdown)."""
-        trainer = self.trainer
+        """What the page must say about the run, if anything: ("error" | "warning" | "info",
+        Markdown), naming the cause the run shows (mlp.lessons.diagnosis)."""
+        trainer, classes = self.trainer, self.points.classes
+        last = trainer.history.epochs[-1] if trainer.history.epochs else None
         if trainer.status == "diverged":
-            return "error", (
-                f"**Training diverged.** {trainer.message} The boundary shows that last good model. "
-                "Press **Reset** to start again from the same initial weights."
-            )
+            return "error", diagnosis.diverged_text(trainer.message, trainer.guard.checked_step)
+        layers = list(self.model.layers)
+        gain = diagnosis.signal_gain(layers)
+        if gain < diagnosis.FADED and diagnosis.stalled(last and last.train_loss, trainer.epoch, classes):
+            return "warning", diagnosis.faded_text(gain, len(layers), classes)
         if dead := self.mostly_dead():
-            layers = ", ".join(f"{d} of {u} units in layer {layer}" for layer, d, u in dead)
-            return "warning", (
-                f"**The network is dying:** {layers} output 0 for every training point, so almost no "
-                "gradient flows back and training stalls. Lower the learning rate and press **Reset**."
-            )
+            return "warning", diagnosis.dead_text(dead, self.settings.activation)
         if trainer.status == "done":
-            return (
-                "info",
-                f"Reached {trainer.epoch:,} epochs, the run's length. Raise *Epochs* to keep training.",
-            )
+            return "info", diagnosis.done_text(trainer.epoch)
         return None
 
     def downloads(self) -> list[tuple[str, Callable[[], bytes | str], str]]:
@@ -289,6 +284,21 @@ class Playground:
             for p, q in zip(self.trainer.model.parameters(), self.twin.model.parameters(), strict=True)
         )
         return {"loss": loss, "weights": weights, "epochs": n}
+
+
+def _shown_numbers(run: Playground) -> tuple[int, int, float | None, float | None, float | None]:
+    """(epoch, step, train loss, test loss, test accuracy) of the model `run` holds: the last
+    epoch's record, or after a divergence the last good weights' own, measured now."""
+    trainer, p = run.trainer, run.points
+    if trainer.status == "diverged":
+        step = trainer.guard.checked_step  # the step of the last good weights, put back
+        train_loss = evaluate(run.model, p.X_train, p.y_train, set_eval=run.settings.dropout > 0)[0]
+        test = evaluate(run.model, p.X_test, p.y_test) if len(p.y_test) else (None, None)
+        return step // trainer.steps_per_epoch, step, train_loss, *test
+    last = trainer.history.epochs[-1] if trainer.history.epochs else None
+    if last is None:
+        return trainer.epoch, trainer.step_count, None, None, None
+    return trainer.epoch, trainer.step_count, last.train_loss, last.val_loss, last.val_acc
 
 
 def lockstep(

@@ -32,6 +32,7 @@ class DivergenceGuard:
         self.checked = [p.detach().clone() for p in params]
         self.pending = [p.detach().clone() for p in params]
         self.mark = (0.0, 0)  # (sum of losses, examples) at the last look: each look sees a window
+        self.checked_step = self.pending_step = 0  # the optimizer step each copy was taken at
 
     def exploded(self, loss_sum: float, seen: int, classes: int) -> str | None:
         """Whether the mean loss since the last look is far above chance level; moves the mark."""
@@ -59,18 +60,22 @@ class DivergenceGuard:
         return self.exploded(losses[0], seen, classes)
 
     @torch.no_grad()
-    def confirm(self, validated: bool) -> None:
-        """Every loss since the last sync was finite: move the copies along (see the class doc)."""
+    def confirm(self, validated: bool, step: int = 0) -> None:
+        """Every loss since the last sync (now at optimizer step `step`) was finite: move the copies
+        along (see the class doc)."""
         self.checked, self.pending = self.pending, self.checked
+        self.checked_step, self.pending_step = self.pending_step, step
         _copy_all(self.pending, self.params)
         if validated:
             _copy_all(self.checked, self.params)
+            self.checked_step = step
 
     @torch.no_grad()
     def restore(self) -> None:
         """Put the last weights known good back into the model (the running totals start again)."""
         _copy_all(self.params, self.checked)
         _copy_all(self.pending, self.checked)
+        self.pending_step = self.checked_step
         self.mark = (0.0, 0)
 
 

@@ -207,7 +207,7 @@ class Trainer:
         problem = self.guard.problem(losses, confirm, self.totals.seen, self.totals.classes)
         if problem is None:
             if confirm:
-                self.guard.confirm(validated)
+                self.guard.confirm(validated, self.step_count)
             return False
         self.guard.restore()
         self.totals.reset()  # the NaNs stay out of the next epoch's numbers
