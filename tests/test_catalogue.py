@@ -13,7 +13,7 @@ from mlp.data import load_sample
 from mlp.lessons import forward_backward as fb
 from mlp.lessons import mnist as mn
 from mlp.lessons import playground as pg
-from mlp.lessons.catalogue import LESSON, LESSONS, PAGES, Setup, lessons_for
+from mlp.lessons.catalogue import COMPARE, LESSON, LESSONS, PAGES, Setup, lessons_for
 from mlp.lessons.init_spread import activation_spread
 from mlp.lessons.mnist_run import MnistRun, first_layer_weights
 from mlp.lessons.playground_run import Playground
@@ -24,15 +24,15 @@ READERS = {"playground": pg.from_query, "forward_backward": fb.from_query, "mnis
 
 
 def settings_of(setup: Setup):
-    settings, notes = READERS[setup.page](setup.query)
+    settings, notes = READERS[setup.page]({k: v for k, v in setup.query.items() if k != COMPARE})
     assert notes == []  # a lesson's link is read without a single complaint
     return settings
 
 
-def trained(setup: Setup, compare: bool = False) -> Playground:
+def trained(setup: Setup) -> Playground:
     settings = settings_of(setup)
     run = Playground(settings, pg.make_points(settings))
-    run.compare(compare)
+    run.compare(setup.query.get(COMPARE) == "1")  # as the page does
     run.trainer.fit()
     if run.twin is not None:
         run.twin.fit()
@@ -131,7 +131,7 @@ def test_few_points_and_a_wide_net_over_fit_and_weight_decay_helps():
 
 
 def test_manual_backprop_and_autograd_train_the_same_network():
-    run = trained(LESSONS["engines"].setup, compare=True)
+    run = trained(LESSONS["engines"].setup)  # both engines: the lesson's link says so
     gap = run.engine_gap()
     assert gap["epochs"] == 300 and gap["loss"] < 1e-5 and gap["weights"] < 1e-4
 

@@ -109,3 +109,53 @@ def test_home_lists_every_lesson_and_challenge():
     assert not at.exception
     for lesson in LESSONS.values():
         assert lesson.outcome[1:] in text
+
+
+def initial_weights(at) -> list:
+    return [v.clone() for v in at.session_state["pg_run"].initial.values()]
+
+
+def test_a_comparison_starts_fresh_from_the_lessons_initial_weights_and_the_link_follows():
+    lesson = LESSONS["overfitting"]
+    at = open_page("pages/playground.py", {"lesson": "overfitting"})
+    first = initial_weights(at)
+    at.button(key="pg_epoch").click().run()
+    at.button(key="pg_epoch").click().run()
+    assert at.session_state["pg_run"].trainer.step_count > 0  # the first run has trained
+    at.button(key="pg_lesson_then").click().run()  # "Add weight decay 0.01"
+    run = at.session_state["pg_run"]
+    assert run.trainer.step_count == 0 and run.trainer.status != "done"  # fresh, ready to play
+    assert all(a.equal(b) for a, b in zip(first, initial_weights(at), strict=True))  # the same start
+    _, setup = lesson.compare[0]
+    assert run.settings == pg.from_query(setup.query)[0] and run.settings.weight_decay == 0.01
+    assert written(at) == lesson.link(setup)  # the address bar: the compared setup, the lesson kept
+    assert not at.exception
+
+
+def test_every_comparison_a_lesson_promises_has_its_button():
+    at = open_page("pages/playground.py", {"lesson": "learning-rate"})
+    labels = [b.label for b in at.button if b.key and b.key.startswith("pg_lesson_then")]
+    assert labels == [label for label, _ in LESSONS["learning-rate"].compare]
+    assert "Try lr = 0.3" in labels
+    at.button(key="pg_lesson_then2").click().run()
+    assert at.session_state["pg_settings"].lr == 0.3
+
+
+def test_the_engines_lesson_runs_both_engines_without_a_hidden_step():
+    at = open_page("pages/playground.py", {"lesson": "engines"})
+    assert at.toggle(key="pg_compare").value and at.session_state["pg_run"].twin is not None
+    at.button(key="pg_epoch").click().run()
+    assert any("Engines side by side" in c.value for c in at.caption)
+
+
+def test_the_init_lesson_keeps_its_panel_on_the_playground_with_both_inits_a_click_away():
+    lesson = LESSONS["init"]
+    (_, small), (_, he) = lesson.compare
+    at = open_page("pages/playground.py", lesson.link(small))
+    assert at.session_state["pg_lesson"] == "init" and lesson.watch in markdown(at)
+    assert at.session_state["pg_settings"].init == "normal"
+    at.button(key="pg_lesson_then2").click().run()  # "The same 8 layers with He init"
+    assert at.session_state["pg_settings"] == pg.from_query(he.query)[0]
+    at.button(key="pg_lesson_then").click().run()
+    assert at.session_state["pg_settings"].init == "normal"
+    assert not at.exception

@@ -15,6 +15,7 @@ from mlp.lessons import playground as pg
 
 PAGES = ("forward_backward", "playground", "mnist")  # the pages' url paths
 LESSON = "lesson"  # ?lesson=<key> in a page's link: the lesson its settings came from
+COMPARE = "compare"  # ?compare=1 on the playground: train the other engine alongside
 
 
 @dataclass(frozen=True)
@@ -55,8 +56,9 @@ class Lesson:
         return (setup or self.setup).query | {LESSON: self.key}
 
 
-def _playground(**changes) -> Setup:
-    return Setup("playground", pg.to_query(pg.Settings(**changes)))
+def _playground(compare: bool = False, **changes) -> Setup:
+    """The playground with these settings; `compare`: both engines, side by side."""
+    return Setup("playground", pg.to_query(pg.Settings(**changes)) | ({COMPARE: "1"} if compare else {}))
 
 
 def _forward(view: fb.ForwardView | None = None, **changes) -> Setup:
@@ -150,9 +152,10 @@ LESSONS: dict[str, Lesson] = {
         Lesson(
             "engines",
             "Manual backprop equals autograd",
-            _playground(**MOONS, engine="manual", lr=0.03, epochs=300),
-            "Open *Compare manual backprop with autograd*: the dashed autograd curve lies on the manual "
-            "one, and the gap printed under the chart stays at float32 rounding.",
+            _playground(**MOONS, engine="manual", lr=0.03, epochs=300, compare=True),
+            "Press Play: both engines train side by side from the same weights. Beside the plane, the "
+            "dashed autograd curve lies on the manual one, and the gap printed under the confusion "
+            "matrix stays at float32 rounding.",
             "mlp.manual computes dz2 = (P − Y)/N, dW2 = A1ᵀ dZ2 and the rest by hand; autograd derives "
             "the same products, so only the order of float32 additions differs.",
             "over 300 epochs the two engines' train losses differ by < 1e-5 and weights by < 1e-4",

@@ -11,7 +11,7 @@ import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
 from mlp.figures.style import for_presenter
-from mlp.lessons.catalogue import LESSON
+from mlp.lessons.catalogue import COMPARE, LESSON
 from mlp.lessons.challenges import CHALLENGE
 from pages.ui.reconnect import reconnect_notice
 from pages.ui.text import literal
@@ -85,7 +85,6 @@ def require_shell() -> None:
 DEBUG = "debug"  # ?debug=1 in any page's link: timing captions for developers
 PRESENT = "present"  # ?present=1: presenter mode, for a projector
 SHOW = "show"  # ?show=lr,bs: the only settings a link's visitors see in a page's sidebar
-COMPARE = "compare"  # ?compare=1 on the playground: train the other engine alongside
 PRESENTER_KEY = "app_projector"  # the sidebar's toggle
 
 # Presenter mode scales the app for the back row (Streamlit sizes text in rem) and trims the
