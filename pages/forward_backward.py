@@ -40,6 +40,7 @@ from pages.ui.forward import (
     init_view_defaults,
     open_view,
     pass_fail,
+    teacher_panel,
 )
 
 ui.require_shell()
@@ -97,6 +98,7 @@ with st.container():
     st.markdown(f"**Network** {arch} · **batch** {lesson.batch.note}")
     if lesson.batch.images is not None:
         st.image(list(lesson.batch.images[:16]), caption=[str(v) for v in lesson.batch.y[:16]], width=56)
+    teacher_panel(cfg)
     if cfg.break_grad:
         st.warning(
             "Backprop is deliberately broken: it uses 1 − f′(z) instead of f′(z). See *Gradient check*."
@@ -140,8 +142,7 @@ with steps_tab:
         backends = {"numpy": "NumPy", "torch": "PyTorch"}
         backend = st.segmented_control(
             "Code", list(backends), default="numpy", key="fb_backend", format_func=backends.get
-        )
-        backend = backend or "numpy"
+        ) or "numpy"  # fmt: skip
         st.code(step_code(step, backend, cfg.activation, cfg.break_grad), language="python", wrap_lines=True)
         for check in step_checks(lesson, step):
             st.markdown(

@@ -159,3 +159,15 @@ def test_the_init_lesson_keeps_its_panel_on_the_playground_with_both_inits_a_cli
     at.button(key="pg_lesson_then").click().run()
     assert at.session_state["pg_settings"].init == "normal"
     assert not at.exception
+
+
+def test_the_teacher_lesson_trains_its_student_in_the_app_and_shows_its_curve():
+    at = open_page("pages/forward_backward.py", {"lesson": "teacher"}, timeout=60)
+    assert at.session_state["fb_settings"].source == "teacher"
+    assert "The whole task." in markdown(at)
+    at.button(key="fb_teacher_train").click().run(timeout=120)
+    assert not at.exception
+    _, curve = at.session_state["fb_teacher_curve"]
+    assert curve["train_loss"][-1] < 0.5 * curve["train_loss"][0]  # it learned the teacher's labels
+    caption = next(c.value for c in at.caption if c.value.startswith("Train loss"))
+    assert f"test accuracy {curve['val_acc'][-1]:.1%}" in caption

@@ -1,11 +1,16 @@
 """The forward & backward page's pieces: labels, cached computations, where a link opens it."""
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
+from mlp.figures.curves import epoch_curves_figure
 from mlp.lessons.checks import GradientReport, gradient_report
+from mlp.lessons.format import loss_text
 from mlp.lessons.forward_backward import ForwardSettings, ForwardView, Lesson
 from mlp.lessons.init_spread import activation_spread
+from mlp.lessons.teacher import D_IN, EPOCHS, POINTS, teacher_curve
+from pages.ui.shell import chart
 
 SOURCE_LABELS = {
     "gaussian": "Random numbers",
@@ -37,6 +42,43 @@ def cached_gradient_report(cfg: ForwardSettings, _lesson: Lesson) -> GradientRep
 @st.cache_data(max_entries=64, show_spinner=False)
 def cached_spread(activation: str, depth: int, width: int) -> dict[str, list[float]]:
     return activation_spread(activation=activation, depth=depth, width=width)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def cached_teacher_curve(hidden: tuple[int, ...], k: int, activation: str, init: str, seed: int) -> dict:
+    """A student trained on the teacher task: the same for every visitor who asks (about 2 s)."""
+    return teacher_curve(hidden, k, activation, init, seed)
+
+
+def teacher_panel(cfg: ForwardSettings) -> None:
+    """With the teacher's data: this page's network trained on the whole task, and its curve."""
+    if cfg.source != "teacher":
+        return
+    widths = " → ".join(map(str, (D_IN, *cfg.hidden, cfg.k)))
+    with st.container(border=True, key="fb_teacher"):
+        st.markdown(
+            f"**The whole task.** The batch below is {cfg.n} of {POINTS:,} points that a fixed random "
+            f"network labelled. Train this student ({widths}, Adam, batches of 64) on four fifths of "
+            f"them for {EPOCHS} epochs and test it on the rest."
+        )
+        key = (cfg.hidden, cfg.k, cfg.activation, cfg.init, cfg.seed)
+        st.button(  # a callback: the page's own reruns (a link's view opening) keep the click
+            "Train the student",
+            key="fb_teacher_train",
+            icon=":material/model_training:",
+            help="A few seconds; the same network and seed give the same curve to everyone.",
+            on_click=lambda: st.session_state.update(fb_teacher_curve=(key, cached_teacher_curve(*key))),
+        )
+        trained = st.session_state.get("fb_teacher_curve")
+        if trained is None or trained[0] != key:
+            return
+        curve = trained[1]
+        chart(epoch_curves_figure(curve), key="fb_teacher_chart")
+        st.caption(
+            f"Train loss {loss_text(curve['train_loss'][0])} after the first epoch, "
+            f"{loss_text(curve['train_loss'][-1])} after the last (a guess scores ln {cfg.k} = "
+            f"{loss_text(float(np.log(cfg.k)))}); test accuracy {curve['val_acc'][-1]:.1%}."
+        )
 
 
 def pass_fail(frame: pd.DataFrame, column: str = "status"):
