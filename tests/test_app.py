@@ -1,6 +1,5 @@
 """The app shell: AppTest smoke tests, the library's independence, and the browser."""
 
-import inspect
 import re
 import subprocess
 import sys
@@ -21,18 +20,6 @@ def test_import_mlp_does_not_import_streamlit():
     code = f"import sys, {modules}; print('streamlit' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
-
-
-def test_the_shell_trick_still_matches_streamlit():
-    """pages.require_shell flips a private Streamlit flag: fail loudly if an upgrade changes it."""
-    from streamlit.runtime.pages_manager import PagesManager
-    from streamlit.runtime.scriptrunner import script_runner
-
-    assert "uses_pages_directory" in vars(PagesManager), "Streamlit renamed PagesManager.uses_pages_directory"
-    source = inspect.getsource(script_runner)
-    assert "if PagesManager.uses_pages_directory:" in source and "_mpa_v1(" in source, (
-        "Streamlit no longer chooses its pages-directory mode this way: revisit pages.require_shell"
-    )
 
 
 def forward_changes(at):

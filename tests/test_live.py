@@ -102,13 +102,11 @@ def test_live_panels_send_timers_only_while_playing(sent, playing, slow, interva
 def fragment_rerun(monkeypatch, sent) -> SimpleNamespace:
     """retime() as if inside a rerun of fragment "f" (Streamlit can't rerun a fragment in AppTest)."""
     state = SimpleNamespace(session_state={})
-    ctx = SimpleNamespace(
-        fragment_ids_this_run=["f"],
-        enqueue=lambda msg: sent.append((msg.auto_rerun.fragment_id, msg.auto_rerun.interval)),
-    )
     monkeypatch.setattr(live, "st", state)
-    monkeypatch.setattr(live, "get_script_run_ctx", lambda: ctx)
-    monkeypatch.setattr(live.ThreadState, "get", lambda: SimpleNamespace(fragment_id="f"))
+    monkeypatch.setattr(live, "fragment_run", lambda: ("f", True))
+    monkeypatch.setattr(
+        live, "set_fragment_timer", lambda fragment_id, seconds: sent.append((fragment_id, seconds))
+    )
     return state
 
 
@@ -125,7 +123,9 @@ def test_a_rerun_resets_the_timer_only_when_the_interval_changes_enough(fragment
 
 
 def test_outside_a_fragment_nothing_is_sent(monkeypatch, sent):
-    monkeypatch.setattr(live.ThreadState, "get", lambda: SimpleNamespace(fragment_id=None))
-    monkeypatch.setattr(live, "get_script_run_ctx", lambda: SimpleNamespace(fragment_ids_this_run=None))
+    from pages.ui import internals
+
+    monkeypatch.setattr(internals.ThreadState, "get", lambda: SimpleNamespace(fragment_id=None))
+    monkeypatch.setattr(internals, "get_script_run_ctx", lambda: SimpleNamespace(fragment_ids_this_run=None))
     live.retime(3.0)
     assert sent == []

@@ -49,7 +49,23 @@ def test_requirements_never_pin_a_cuda_build():
     requirements = (ROOT / "requirements.txt").read_text()
     assert re.search(r"^torch>=2\.10$", requirements, re.MULTILINE)
     assert not re.search(r"torchvision", requirements)
-    assert re.search(r"^streamlit>=1\.61$", requirements, re.MULTILINE)
+    assert re.search(r"^streamlit>=[\d.]+,<[\d.]+$", requirements, re.MULTILINE)  # a tested range
+
+
+def test_only_the_internals_module_reaches_inside_streamlit():
+    """Beyond `import streamlit as st` (and its documented `streamlit.components.v1` and
+    `streamlit.testing`), only pages/ui/internals.py imports from inside the package."""
+    allowed = {ROOT / "pages" / "ui" / "internals.py"}
+    for path in [ROOT / "app.py", *(ROOT / "pages").rglob("*.py"), *(ROOT / "deploy").rglob("*.py")]:
+        if path in allowed:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("streamlit"):
+                assert node.module in ("streamlit",) and all(a.name != "config" for a in node.names), (
+                    f"{path.relative_to(ROOT)} imports from {node.module}: put it in pages/ui/internals.py"
+                )
+            if isinstance(node, ast.Import):
+                assert all(a.name == "streamlit" for a in node.names if a.name.startswith("streamlit")), path
 
 
 def test_the_library_never_imports_streamlit():

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import http.client
-import inspect
 import os
 import re
 import shutil
@@ -201,20 +200,6 @@ def test_the_launcher_never_routes_to_a_server_that_took_a_replicas_port(tmp_pat
             launcher.process.kill()
             launcher.process.wait()
     print("the launcher said:", *(line.rstrip() for line in launcher.lines), sep="\n  ")
-
-
-def test_the_reconnect_notice_still_matches_streamlit():
-    """pages/ui/reconnect.py reads private Streamlit state: fail loudly if an upgrade changes it."""
-    from streamlit.runtime.state.safe_session_state import SafeSessionState
-    from streamlit.runtime.state.session_state import SessionState, WStates
-
-    state = SafeSessionState(SessionState(), lambda: None)
-    widgets = state._state._new_widget_state
-    assert isinstance(widgets, WStates) and widgets.states == {} and widgets.widget_metadata == {}
-    assert "reconnecting browser" in inspect.getsource(WStates.__getitem__), (
-        "Streamlit no longer keeps a reconnecting browser's widget values without metadata: "
-        "revisit pages/ui/reconnect.py"
-    )
 
 
 # --- the replicas, nginx and the browsers ------------------------------------------------------

@@ -12,6 +12,7 @@ reconnect a visitor whose session the server lost is told so
 pad       the digit drawing pad
 plane     the 2D playground's plane and its numbers, drawn on a canvas
 frames    the route a playing plane fetches its frames from (not through Streamlit reruns)
+internals everything taken from Streamlit beyond its public API, each with why and what breaks
 """
 
 from pages.ui.controls import load_settings, number, page_settings, shown_controls, slider, stops

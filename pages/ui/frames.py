@@ -33,10 +33,10 @@ import weakref
 from typing import Any
 
 import anyio
+import streamlit as st
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
-from streamlit import config
 
 from mlp.figures.plane import boundary_image
 from mlp.lessons.format import FrameRate
@@ -225,7 +225,7 @@ async def frame_endpoint(request: Request) -> JSONResponse:
 
 def frame_path() -> str:
     """Where the route answers: PATH, under `server.baseUrlPath` when the app is served below one."""
-    base = str(config.get_option("server.baseUrlPath") or "").strip("/")
+    base = str(st.get_option("server.baseUrlPath") or "").strip("/")
     return f"/{base}{PATH}" if base else PATH
 
 

@@ -11,15 +11,9 @@ import uuid
 from collections.abc import Callable
 
 import streamlit as st
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
-
-try:  # Streamlit's own, not its API: without it, panels keep the interval they got at Play
-    from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState
-except ImportError:  # pragma: no cover - a Streamlit release that moved it (tests/test_live.py fails)
-    ThreadState = None
 
 from mlp.train.turns import shared_turns
+from pages.ui.internals import fragment_run, set_fragment_timer
 
 VISITOR = "visitor"  # session-state key: this visitor's name in the line
 PLAYERS_PER_PANEL_SECOND = 0.5  # the slow panels redraw every 2 s per player: they cost the browsers most
@@ -32,6 +26,7 @@ TIMERS = "live_timers"  # session-state key: {fragment id: the interval its brow
 # visitors play. Streamlit fades an element whose redraw is pending and animates its "running"
 # icon meanwhile: on a busy server the plane would dim between frames, and the fades and the
 # icon would keep every visitor's browser repainting (the browsers share the cores too).
+# (Keyed to Streamlit's test ids: pages/ui/internals.py, 4.)
 STEADY_CSS = """<style>
 [data-testid="stElementContainer"][data-stale="true"] { opacity: 1 !important; transition: none !important; }
 [data-testid="stStatusWidgetRunningIcon"] { visibility: hidden; }
@@ -63,22 +58,18 @@ def retime(seconds: float) -> None:
     panels' redraws are fragment runs, so without this a panel keeps the interval it got when
     Play was pressed: the first visitor to press it (nobody else playing yet) would redraw
     every second for as long as they play, whoever joins later. The browser replaces a
-    fragment's timer when told a new interval for it (the message Streamlit itself sends).
+    fragment's timer when told a new interval for it (pages/ui/internals.py, 3).
     """
-    ctx = get_script_run_ctx()
-    if ctx is None or ThreadState is None or (fragment_id := ThreadState.get().fragment_id) is None:
+    if (run := fragment_run()) is None:
         return
+    fragment_id, fragment_rerun = run
     timers = st.session_state.setdefault(TIMERS, {})
     running = timers.get(fragment_id)
     # On a full run the browser has dropped every timer and Streamlit has just set this one to
     # run_every, so the record is stale: always send. On a fragment rerun, only past the ratio.
-    fragment_rerun = bool(ctx.fragment_ids_this_run)
     if fragment_rerun and running is not None and 1 / RETIME_RATIO <= seconds / running <= RETIME_RATIO:
         return
-    msg = ForwardMsg()
-    msg.auto_rerun.interval = seconds
-    msg.auto_rerun.fragment_id = fragment_id
-    ctx.enqueue(msg)  # may end this run for a click: then nothing is recorded either
+    set_fragment_timer(fragment_id, seconds)  # may end this run for a click: then nothing is recorded
     timers[fragment_id] = seconds
 
 

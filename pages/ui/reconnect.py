@@ -12,26 +12,14 @@ so they never show the message.
 """
 
 import streamlit as st
-from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+from pages.ui.internals import browser_brought_unknown_widgets
 
 CHECKED = "app_reconnect_checked"  # session-state key: this session's first run has looked
 MESSAGE = (  # short enough for a toast's three lines
     "**The server that held your session went away.** Your settings came back; your training and "
     "uploads didn't."
 )
-
-
-def browser_brought_widgets() -> bool:
-    """Whether the browser sent values for widgets that this session has never drawn.
-
-    Private, and the one place it is used: Streamlit keeps such values without their widget's
-    metadata, "state gotten from a reconnecting browser" in its own words (WStates in
-    streamlit/runtime/state/session_state.py). tests/test_scale_out.py fails loudly if an
-    upgrade changes that.
-    """
-    ctx = get_script_run_ctx()
-    widgets = ctx.session_state._state._new_widget_state
-    return any(widget not in widgets.widget_metadata for widget in widgets.states)
 
 
 def reconnect_notice() -> None:
@@ -42,7 +30,7 @@ def reconnect_notice() -> None:
     """
     if CHECKED in st.session_state:
         return
-    if browser_brought_widgets():
+    if browser_brought_unknown_widgets():
         st.toast(MESSAGE, icon=":material/sync_problem:", duration="infinite")
     # Checked only once said: a newer run (a click, a frame's rerun) stops this one at its next
     # st.* call, before that call's message goes out; the newer run, which brings the browser's

@@ -6,13 +6,10 @@ from collections.abc import Callable, Mapping
 
 import streamlit as st
 
-# Private, and the one place it is used: Streamlit 1.61+ has no public switch for this.
-# tests/test_app.py fails loudly if an upgrade renames it or stops reading it.
-from streamlit.runtime.pages_manager import PagesManager
-
 from mlp.figures.style import for_presenter
 from mlp.lessons.catalogue import COMPARE, LESSON
 from mlp.lessons.challenges import CHALLENGE
+from pages.ui.internals import leave_pages_directory_mode
 from pages.ui.reconnect import reconnect_notice
 from pages.ui.text import literal
 
@@ -76,9 +73,7 @@ def require_shell() -> None:
     mode drew, a toast too, so a visitor who lands on a replica that has served no page yet
     would not be told.
     """
-    if PagesManager.uses_pages_directory:
-        PagesManager.uses_pages_directory = False
-        st.rerun()
+    leave_pages_directory_mode()  # pages/ui/internals.py, 1
     reconnect_notice()  # before the page draws a widget: the browser brought their values
 
 
@@ -87,6 +82,7 @@ PRESENT = "present"  # ?present=1: presenter mode, for a projector
 SHOW = "show"  # ?show=lr,bs: the only settings a link's visitors see in a page's sidebar
 PRESENTER_KEY = "app_projector"  # the sidebar's toggle
 
+# (Keyed to Streamlit's test ids: pages/ui/internals.py, 4.)
 # Presenter mode scales the app for the back row (Streamlit sizes text in rem) and trims the
 # chrome above each page's main visual so that it fits a 1280×720 projector's first screen.
 PRESENTER_CSS = """<style>

@@ -1,0 +1,83 @@
+"""Everything the app takes from Streamlit beyond its public API, in one place.
+
+Each use says what it is for, why the public API can't do it, and what a release that moves it
+breaks; tests/test_streamlit_internals.py checks each against the installed Streamlit, so an
+upgrade fails there, loudly, before a hosted demo breaks. requirements.txt pins the range the
+tests pass on (CI runs the quick loop on both of its ends). Nothing else in the app imports
+from inside the `streamlit` package (tests/test_repo.py checks that).
+
+1. Leaving the pages-directory mode (`PagesManager.uses_pages_directory`). A folder named
+   pages/ next to app.py makes Streamlit start in its old multipage mode, in which a direct
+   link runs that page's file alone, without app.py; only a run that calls st.navigation
+   leaves it, and the first run on a fresh server never does. Breaks: the first page a fresh
+   server serves (after a restart, on a new replica) shows without the app's sidebar and
+   shell until the visitor's next click.
+2. Widget values a session never drew (`SessionState._new_widget_state`): how a server tells
+   that a browser came back from a session it doesn't have (a replica died). Breaks: the
+   "server went away" notice (pages/ui/reconnect.py) is never shown.
+3. A fragment's browser timer reset from a fragment run (the `auto_rerun` ForwardMsg, with
+   the run's fragment id). Streamlit sends `run_every` on full runs only. Breaks: slow panels
+   keep the interval they had at Play, so a class's first players redraw every second.
+4. Styles keyed to Streamlit's `data-testid` attributes, where no public key or theme option
+   reaches (the main block's padding, metric sizes, buttons' padding, a stale element's fade,
+   the running icon). Breaks: projector mode's layout and the steady look of a playing page;
+   nothing stops working.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.runtime.pages_manager import PagesManager
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+try:  # without it, panels keep the interval they got at Play (tests/test_streamlit_internals.py fails)
+    from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState
+except ImportError:  # pragma: no cover - a release that moved it
+    ThreadState = None
+
+# 4. The data-testid values the app's styles use (tests/test_streamlit_internals.py finds each
+# in the installed Streamlit's frontend).
+TEST_IDS = (
+    "stMainBlockContainer",
+    "stMetricValue",
+    "stMetricLabel",
+    "stBaseButton",
+    "stElementContainer",
+    "stStatusWidgetRunningIcon",
+)
+
+
+def leave_pages_directory_mode() -> None:
+    """1. If this run is in the old pages-directory mode, leave it and rerun through app.py (same
+    page, same query string, same widget values from the browser)."""
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
+def browser_brought_unknown_widgets() -> bool:
+    """2. Whether the browser sent values for widgets that this session has never drawn:
+    "state gotten from a reconnecting browser", in Streamlit's own words (WStates in
+    streamlit/runtime/state/session_state.py)."""
+    ctx = get_script_run_ctx()
+    widgets = ctx.session_state._state._new_widget_state
+    return any(widget not in widgets.widget_metadata for widget in widgets.states)
+
+
+def fragment_run() -> tuple[str, bool] | None:
+    """3. Inside a fragment's run: (its id, whether this is a fragment rerun rather than the
+    page's full run); None outside one."""
+    ctx = get_script_run_ctx()
+    if ctx is None or ThreadState is None or (fragment_id := ThreadState.get().fragment_id) is None:
+        return None
+    return fragment_id, bool(ctx.fragment_ids_this_run)
+
+
+def set_fragment_timer(fragment_id: str, seconds: float) -> None:
+    """3. Tell the browser to rerun this fragment every `seconds` from now on: the message
+    Streamlit itself sends on a full run. May end this run for a click."""
+    msg = ForwardMsg()
+    msg.auto_rerun.interval = seconds
+    msg.auto_rerun.fragment_id = fragment_id
+    get_script_run_ctx().enqueue(msg)
