@@ -172,3 +172,20 @@ def test_pages_show_a_caught_error_only_through_say():
                 for node in ast.walk(handler):
                     if isinstance(node, ast.Name) and node.id == handler.name:
                         assert id(node) in said, f"{path.name}:{node.lineno}: {node.id} shown without say()"
+
+
+def test_the_architecture_picture_matches_the_tree():
+    """docs/architecture.md names every package of the library and of the pages, and no other."""
+    doc = (ROOT / "docs" / "architecture.md").read_text()
+    packages = {p.parent.relative_to(ROOT).as_posix() for p in ROOT.glob("mlp/*/__init__.py")}
+    packages |= {p.parent.relative_to(ROOT).as_posix() for p in ROOT.glob("pages/*/__init__.py")}
+    for package in packages:
+        assert f"{package.split('/')[-1]}/" in doc, f"docs/architecture.md doesn't show {package}"
+    named = set(re.findall(r"mlp/(\w+)/", doc)) | set(re.findall(r"pages/(\w+)/", doc))
+    assert named <= {p.split("/")[-1] for p in packages}, named - {p.split("/")[-1] for p in packages}
+
+
+def test_the_readme_states_no_test_count():
+    """A count of tests rots the day a test is added: the README says how long, not how many."""
+    readme = (ROOT / "README.md").read_text()
+    assert not re.search(r"\b\d{3} tests\b", readme)
