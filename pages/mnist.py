@@ -11,10 +11,10 @@ from mlp.data.mnist import for_server
 from mlp.device import device_choices, pick_device
 from mlp.figures.curves import live_curves_figure, lr_figure
 from mlp.lessons.challenges import Score
-from mlp.lessons.mnist import SPECS, WIDTHS, MnistSession, from_query, from_widgets, to_query
+from mlp.lessons.mnist import CUDA_ONLY, DEVICE, SPECS, MnistSession, from_query, from_widgets, to_query
 from mlp.lessons.mnist_run import VAL_FRACTION
-from mlp.model import ACTIVATIONS, INITS
-from mlp.train import OPTIMIZERS, SCHEDULERS, describe_schedule
+from mlp.lessons.settings import NETWORK, TRAINING
+from mlp.train import describe_schedule
 from mlp.train.jobs import shared_executor
 from pages.ui import mnist as views
 
@@ -67,28 +67,13 @@ if not ui.presenter():  # a secondary panel: the run comes first on a projector
 
 # --- settings (sidebar) ------------------------------------------------------------------------
 with st.sidebar:
-    st.subheader("Device")
-    st.selectbox("Train on", device_choices(), key="mn_device", help="auto: CUDA, then Apple MPS, then CPU.")
+    st.subheader(DEVICE)
+    ui.control("mn_", SPECS, "device", options=device_choices())
     info = pick_device(st.session_state.mn_device)
     st.caption(info.describe())
-    st.subheader("Network")
-    st.text_input("Hidden widths", key="mn_hidden", help=WIDTHS.help)
-    st.selectbox("Activation", ACTIVATIONS, key="mn_activation")
-    st.selectbox("Initialisation", INITS, key="mn_init")
-    ui.slider("Dropout", SPECS["dropout"], "mn_dropout")
-    st.subheader("Training")
-    st.selectbox("Optimizer", OPTIMIZERS, key="mn_optimizer")
-    ui.stops("Learning rate", SPECS["lr"], "mn_lr")
-    ui.stops("Batch size", SPECS["batch_size"], "mn_batch_size", str)
-    ui.number("Epochs", SPECS["epochs"], "mn_epochs")
-    ui.stops("Weight decay", SPECS["weight_decay"], "mn_weight_decay")
-    st.selectbox("Learning-rate schedule", SCHEDULERS, key="mn_scheduler")
-    ui.number("Warmup epochs", SPECS["warmup_epochs"], "mn_warmup_epochs")
-    ui.number("Gradient clipping (max norm, 0 = off)", SPECS["grad_clip"], "mn_grad_clip")
-    ui.number("Seed", SPECS["seed"], "mn_seed")
-    if info.kind == "cuda":
-        st.toggle("bf16 autocast", key="mn_amp", help="Matmuls in bfloat16; weights stay float32.")
-        st.toggle("CUDA graphs (torch.compile)", key="mn_compile", help="Compiles, then one launch a step.")
+    for heading in (NETWORK, TRAINING):
+        st.subheader(heading)
+        ui.controls("mn_", SPECS, heading, skip=() if info.kind == "cuda" else CUDA_ONLY)
 
 widgets = {name: st.session_state.get(f"mn_{name}") for name in SPECS}
 settings, problems = from_widgets(widgets, saved, info.kind)

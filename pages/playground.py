@@ -3,15 +3,15 @@
 import streamlit as st
 
 import pages.ui as ui
-from mlp.data import KINDS, MULTICLASS_KINDS, read_points_csv
+from mlp.data import MULTICLASS_KINDS, read_points_csv
 from mlp.figures.classes import confusion_figure
 from mlp.figures.curves import epoch_curves_figure
 from mlp.figures.plane import plane_points
 from mlp.lessons.challenges import playground_scores
-from mlp.lessons.playground import PRESETS, SPECS, WIDTHS, from_query, from_widgets, link
+from mlp.lessons.playground import DATA, PRESETS, SPECS, from_query, from_widgets, link
 from mlp.lessons.playground_run import Playground, current_run
-from mlp.model import ACTIVATIONS, INITS
-from mlp.train import OPTIMIZERS, SCHEDULERS, describe_schedule, supports_dropout
+from mlp.lessons.settings import NETWORK, TRAINING
+from mlp.train import describe_schedule, supports_dropout
 from pages.ui import playground as panels
 from pages.ui.shell import COMPARE
 
@@ -42,52 +42,23 @@ with st.sidebar:
     st.subheader("Data")
     upload = st.file_uploader("Your points (CSV: x1, x2, label)", "csv", key="pg_upload", max_upload_size=2)
     from_file = upload is not None  # the file decides the points: what makes points doesn't apply
-    kind = st.selectbox("Data set", KINDS, key="pg_kind", disabled=from_file)
-    if kind in MULTICLASS_KINDS:
-        ui.slider(
-            "Classes" if kind == "blobs" else "Arms", SPECS["classes"], "pg_classes", disabled=from_file
-        )
-    ui.slider("Points", SPECS["n"], "pg_n", disabled=from_file)
-    ui.slider("Noise", SPECS["noise"], "pg_noise", disabled=from_file)
-    ui.slider("Test share", SPECS["test_fraction"], "pg_test_fraction")
-    st.toggle("Show test points", value=True, key="pg_show_test")
-    seed_col, regen_col = st.columns(2, vertical_alignment="bottom")
-    with seed_col:
-        ui.number("Data seed", SPECS["data_seed"], "pg_data_seed")
+    kind = st.session_state.pg_kind
+    ui.controls(
+        "pg_", SPECS, DATA, skip=() if kind in MULTICLASS_KINDS else ("classes",),
+        disabled=dict.fromkeys(("kind", "n", "noise", "classes"), from_file),
+        labels={"classes": "Classes" if kind == "blobs" else "Arms"},
+    )  # fmt: skip
+    show_col, regen_col = st.columns(2, vertical_alignment="center")
+    show_col.toggle("Show test points", value=True, key="pg_show_test")
     regen_col.button(
         "New points",
         key="pg_regen",
         on_click=lambda: st.session_state.update(pg_data_seed=st.session_state.pg_data_seed + 1),
     )
-
-    st.subheader("Network")
-    st.text_input("Hidden widths", key="pg_hidden", help=WIDTHS.help)
-    st.selectbox("Activation", ACTIVATIONS, key="pg_activation")
-    st.selectbox("Initialisation", INITS, key="pg_init")
-    ui.slider(
-        "Dropout", SPECS["dropout"], "pg_dropout", disabled=not supports_dropout(st.session_state.pg_engine)
-    )
-    ui.number("Seed (initial weights, batch order)", SPECS["seed"], "pg_seed")
-
-    st.subheader("Training")
-    st.radio(
-        "Gradients from",
-        list(panels.ENGINE_LABELS),
-        key="pg_engine",
-        horizontal=True,
-        format_func=panels.ENGINE_LABELS.get,
-        help="Manual: mlp.manual's NumPy backprop fills each .grad; the optimizer is the same.",
-    )
-    st.selectbox("Optimizer", OPTIMIZERS, key="pg_optimizer")
-    ui.stops("Learning rate", SPECS["lr"], "pg_lr")
-    ui.stops("Batch size", SPECS["batch_size"], "pg_batch_size", lambda v: "full" if v == 0 else str(v))
-    ui.stops("Weight decay", SPECS["weight_decay"], "pg_weight_decay")
-    st.selectbox("Learning-rate schedule", SCHEDULERS, key="pg_scheduler")
-    ui.number("Warmup epochs", SPECS["warmup_epochs"], "pg_warmup_epochs")
-    ui.stops(
-        "Gradient clipping (max norm)", SPECS["grad_clip"], "pg_grad_clip", lambda v: f"{v:g}" if v else "off"
-    )
-    ui.number("Epochs (run length and schedule horizon)", SPECS["epochs"], "pg_epochs")
+    st.subheader(NETWORK)
+    ui.controls("pg_", SPECS, NETWORK, disabled={"dropout": not supports_dropout(st.session_state.pg_engine)})
+    st.subheader(TRAINING)
+    ui.controls("pg_", SPECS, TRAINING)
 
 # --- settings -> the run -------------------------------------------------------------------------
 widgets = {name: st.session_state[f"pg_{name}"] for name in SPECS}
@@ -160,7 +131,7 @@ actions = [  # (label, icon, key, what it does to the run, help); each pauses fi
 for col, (label, icon, key, action, tip) in zip(bar[1:5], actions, strict=True):
     col.button(label, icon=icon, key=key, on_click=pause_then, args=(action,), width="stretch", help=tip)
 with bar[5]:
-    ui.stops("Speed (steps per frame)", SPECS["speed"], "pg_speed", str)
+    ui.control("pg_", SPECS, "speed")
 
 
 # --- the live part: the plane fetches its own frames; the panels redraw about once a second -------

@@ -19,9 +19,9 @@ from mlp.device import DEVICES
 from mlp.io import max_file_bytes, model_from_bytes, read_metadata
 from mlp.lessons import settings as form
 from mlp.lessons.mnist_run import SUMMARY_FIELDS, MnistRun, RunSummary, RunView, predictor
-from mlp.lessons.settings import LinkNote, Spec, WidthLimits
-from mlp.model import ACTIVATIONS, INITS, MLP, ModelConfig
-from mlp.train import OPTIMIZERS, SCHEDULERS, TrainConfig
+from mlp.lessons.settings import LinkNote, Spec, WidthLimits, setting
+from mlp.model import MLP, ModelConfig
+from mlp.train import TrainConfig
 from mlp.train.jobs import Executor, Job
 
 WIDTHS = WidthLimits(max_layers=4, max_width=2048, min_layers=0)
@@ -30,46 +30,49 @@ LARGEST = ModelConfig(784, [WIDTHS.max_width] * WIDTHS.max_layers, 10)  # the wi
 # MB Streamlit's uploader counts in the browser (10^6 bytes; 2^20 on Windows and on the server,
 # which only admits more).
 MAX_MODEL_MB = math.ceil(max_file_bytes(LARGEST) / 10**6)
-SPECS: dict[str, Spec] = {
-    "hidden": Spec("hidden", widths=WIDTHS),
-    "activation": Spec("act", choices=ACTIVATIONS),
-    "init": Spec("init", choices=INITS),
-    "dropout": Spec("dropout", 0.0, 0.8, step=0.05),
-    "optimizer": Spec("opt", choices=OPTIMIZERS),
-    "lr": Spec("lr", stops=(1e-4, 3e-4, 1e-3, 2e-3, 3e-3, 0.01, 0.03, 0.1, 0.3)),
-    "batch_size": Spec("bs", stops=(16, 32, 64, 128, 256, 512, 1024)),
-    "epochs": Spec("epochs", 1, 100),
-    "weight_decay": Spec("wd", stops=(0.0, 1e-5, 1e-4, 1e-3, 1e-2)),
-    "scheduler": Spec("sched", choices=SCHEDULERS),
-    "warmup_epochs": Spec("warmup", 0.0, 10.0, step=0.5),
-    "grad_clip": Spec("clip", 0.0, 100.0, step=0.5),
-    "seed": Spec("seed", 0, 2**31 - 1),
-    "device": Spec("device", choices=DEVICES),
-    "amp": Spec("amp", choices=(False, True)),
-    "compile": Spec("compile", choices=(False, True)),
-}
+DEVICE = "Device"
+CUDA_ONLY = ("amp", "compile")  # shown, and applied, only on a CUDA device
 
 
 @dataclass(frozen=True)
 class MnistSettings:
-    """The network and how it trains on the digits."""
+    """The network and how it trains on the digits. Each field is the one declaration of its
+    setting (mlp.lessons.settings): default, link name, range, widget."""
 
-    hidden: tuple[int, ...] = (128,)  # 0 to 4 layers of 1 to 2048 units
-    activation: str = "relu"
-    init: str = "kaiming"
-    dropout: float = 0.0
-    optimizer: str = "adam"
-    lr: float = 1e-3
-    batch_size: int = 128
-    epochs: int = 5
-    weight_decay: float = 0.0
-    scheduler: str = "none"
-    warmup_epochs: float = 0.0
-    grad_clip: float = 0.0  # 0 = off
-    seed: int = 0
-    device: str = "auto"  # "auto": CUDA, then Apple MPS, then the CPU
-    amp: bool = False  # bf16 autocast (CUDA only)
-    compile: bool = False  # CUDA graphs via torch.compile (CUDA only)
+    hidden: tuple[int, ...] = setting((128,), form.HIDDEN.like(widths=WIDTHS))
+    activation: str = setting("relu", form.ACTIVATION)
+    init: str = setting("kaiming", form.INIT)
+    dropout: float = setting(0.0, form.DROPOUT.like(high=0.8))
+    optimizer: str = setting("adam", form.OPTIMIZER)
+    lr: float = setting(1e-3, form.LR.like(stops=(1e-4, 3e-4, 1e-3, 2e-3, 3e-3, 0.01, 0.03, 0.1, 0.3)))
+    batch_size: int = setting(128, form.BATCH.like(stops=(*form.BATCH.stops, 512, 1024)))
+    epochs: int = setting(5, form.EPOCHS)
+    weight_decay: float = setting(0.0, form.WEIGHT_DECAY)
+    scheduler: str = setting("none", form.SCHEDULE)
+    warmup_epochs: float = setting(0.0, form.WARMUP)
+    grad_clip: float = setting(
+        0.0, Spec("clip", 0.0, 100.0, step=0.5, label="Gradient clipping (max norm, 0 = off)",
+                  section=form.TRAINING, widget="number"),
+    )  # fmt: skip
+    seed: int = setting(0, form.SEED.like(section=form.TRAINING))
+    amp: bool = setting(
+        False, Spec("amp", choices=(False, True), label="bf16 autocast", section=form.TRAINING,
+                    help="Matmuls in bfloat16; weights stay float32."),
+    )  # fmt: skip
+    compile: bool = setting(
+        False, Spec("compile", choices=(False, True), label="CUDA graphs (torch.compile)",
+                    section=form.TRAINING, help="Compiles, then one launch a step."),
+    )  # fmt: skip
+    device: str = setting(  # drawn first, under its own heading
+        "auto",
+        Spec(
+            "device",
+            choices=DEVICES,
+            label="Train on",
+            section=DEVICE,
+            help="auto: CUDA, then Apple MPS, then CPU.",
+        ),
+    )
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "hidden", tuple(int(h) for h in self.hidden))
@@ -79,15 +82,10 @@ class MnistSettings:
         return ModelConfig(784, list(self.hidden), 10, self.activation, self.init, self.dropout)
 
     def train_config(self) -> TrainConfig:
-        names = ("optimizer", "lr", "batch_size", "epochs", "weight_decay", "scheduler", "warmup_epochs")
-        return TrainConfig(
-            **{name: getattr(self, name) for name in names},
-            grad_clip=self.grad_clip,
-            seed=self.seed,
-            device=self.device,
-            amp=self.amp,
-            compile=self.compile,
-        )
+        return TrainConfig(**form.matching(self, TrainConfig))  # every setting TrainConfig has
+
+
+SPECS: dict[str, Spec] = form.specs_of(MnistSettings)
 
 
 def to_query(settings: MnistSettings) -> dict[str, str]:
@@ -108,7 +106,7 @@ def from_widgets(
 
     def fix(values: dict[str, Any]) -> None:
         if device_kind != "cuda":
-            values["amp"] = values["compile"] = False
+            values.update(dict.fromkeys(CUDA_ONLY, False))
 
     return form.from_widgets(values, fallback, SPECS, fix)
 
@@ -259,7 +257,14 @@ class MnistSession:
             raise ValueError(problem)
         model, meta = model_from_bytes(file, expect_d_in=784, expect_d_out=10)
         c = model.config
-        settings = MnistSettings(tuple(c.hidden), c.activation, c.init, c.dropout, epochs=1, device="cpu")
+        settings = MnistSettings(
+            hidden=tuple(c.hidden),
+            activation=c.activation,
+            init=c.init,
+            dropout=c.dropout,
+            epochs=1,
+            device="cpu",
+        )
         run = MnistRun(data, settings, name)
         run.model.load_state_dict(model.state_dict())
         recorded = recorded_training(meta)

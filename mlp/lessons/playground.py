@@ -12,40 +12,16 @@ from typing import Any
 
 from mlp.data import KINDS, MAX_CLASSES, MULTICLASS_KINDS, Points, make_2d, split
 from mlp.lessons import settings as form
-from mlp.lessons.settings import LinkNote, Spec, WidthLimits
-from mlp.model import ACTIVATIONS, INITS
-from mlp.train import ENGINES, OPTIMIZERS, SCHEDULERS, TrainConfig, engine_problem
+from mlp.lessons.settings import LinkNote, Spec, WidthLimits, setting
+from mlp.train import ENGINES, TrainConfig, engine_problem
 
 # One thread: a 2D net's matmuls are tiny, and with the cores shared (the browser drawing the
 # frames, other visitors) a second thread made frames ~5x slower here (bench/playground_frame).
 SMALL_NET_THREADS = 1
 WIDTHS = WidthLimits(max_layers=8, max_width=128, min_layers=0)
 
-SPECS: dict[str, Spec] = {
-    "kind": Spec("data", choices=KINDS),
-    "n": Spec("n", 50, 2000, step=50),
-    "noise": Spec("noise", 0.0, 1.0, step=0.05),
-    "classes": Spec("classes", 2, MAX_CLASSES),
-    "test_fraction": Spec("test", 0.1, 0.5, step=0.05),
-    "data_seed": Spec("dseed", 0, 2**31 - 1),
-    "hidden": Spec("hidden", widths=WIDTHS),
-    "activation": Spec("act", choices=ACTIVATIONS),
-    "init": Spec("init", choices=INITS),
-    "dropout": Spec("dropout", 0.0, 0.9, step=0.05),
-    "seed": Spec("seed", 0, 2**31 - 1),
-    "engine": Spec("engine", choices=ENGINES),
-    "optimizer": Spec("opt", choices=OPTIMIZERS),
-    "lr": Spec("lr", stops=(1e-4, 3e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)),
-    "batch_size": Spec(  # 0 = the whole training set
-        "bs", stops=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 0), zero_last=True
-    ),
-    "weight_decay": Spec("wd", stops=(0.0, 1e-5, 1e-4, 1e-3, 1e-2, 0.1)),
-    "scheduler": Spec("sched", choices=SCHEDULERS),
-    "warmup_epochs": Spec("warmup", 0.0, 1000.0, step=10.0),
-    "grad_clip": Spec("clip", stops=(0.0, 0.1, 0.5, 1.0, 5.0)),
-    "epochs": Spec("epochs", 10, 100_000, step=100),
-    "speed": Spec("speed", stops=(1, 2, 5, 10, 20, 50, 100, 200)),
-}
+DATA = "Data"
+ENGINE_NAMES = {"autograd": "PyTorch autograd", "manual": "manual backprop"}
 FROM_FILE = "file"  # the link's data= when the points were uploaded
 DATA_FIELDS = ("kind", "n", "noise", "classes", "test_fraction", "data_seed")
 MODEL_FIELDS = ("hidden", "activation", "init", "dropout", "seed")
@@ -53,29 +29,51 @@ MODEL_FIELDS = ("hidden", "activation", "init", "dropout", "seed")
 
 @dataclass(frozen=True)
 class Settings:
-    """Everything a link reproduces: the data, the network and how it trains."""
+    """Everything a link reproduces: the data, the network and how it trains. Each field is the
+    one declaration of its setting (mlp.lessons.settings): default, link name, range, widget."""
 
-    kind: str = "spiral"  # one of KINDS
-    n: int = 600  # points, train and test together
-    noise: float = 0.1
-    classes: int = 3  # 2 to 5 for blobs and spiral; 2 otherwise
-    test_fraction: float = 0.2
-    data_seed: int = 0
-    hidden: tuple[int, ...] = (32, 32)  # 0 to 8 layers of 1 to 128 units
-    activation: str = "relu"
-    init: str = "kaiming"
-    dropout: float = 0.0
-    seed: int = 0  # initial weights, batch order and dropout masks
-    engine: str = "autograd"  # or "manual": mlp.manual's backprop
-    optimizer: str = "adam"
-    lr: float = 0.01
-    batch_size: int = 0  # 0 = full batch
-    weight_decay: float = 0.0
-    scheduler: str = "none"
-    warmup_epochs: float = 0.0
-    grad_clip: float = 0.0  # 0 = off
-    epochs: int = 2000  # the run's length, and the schedule's horizon
-    speed: int = 10  # optimizer steps per animation frame
+    kind: str = setting("spiral", Spec("data", choices=KINDS, label="Data set", section=DATA))
+    n: int = setting(600, Spec("n", 50, 2000, step=50, label="Points", section=DATA))  # train and test
+    noise: float = setting(0.1, Spec("noise", 0.0, 1.0, step=0.05, label="Noise", section=DATA))
+    classes: int = setting(3, Spec("classes", 2, MAX_CLASSES, label="Classes", section=DATA))  # or 2
+    test_fraction: float = setting(0.2, Spec("test", 0.1, 0.5, step=0.05, label="Test share", section=DATA))
+    data_seed: int = setting(0, form.SEED.like(key="dseed", label="Data seed", section=DATA))
+    hidden: tuple[int, ...] = setting((32, 32), form.HIDDEN.like(widths=WIDTHS))
+    activation: str = setting("relu", form.ACTIVATION)
+    init: str = setting("kaiming", form.INIT)
+    dropout: float = setting(0.0, form.DROPOUT)
+    seed: int = setting(0, form.SEED.like(label="Seed (initial weights, batch order)"))  # and dropout masks
+    engine: str = setting(
+        "autograd",
+        Spec(
+            "engine", choices=ENGINES, label="Gradients from", section=form.TRAINING, widget="radio",
+            names=ENGINE_NAMES,
+            help="Manual: mlp.manual's NumPy backprop fills each .grad; the optimizer is the same.",
+        ),
+    )  # fmt: skip
+    optimizer: str = setting("adam", form.OPTIMIZER)
+    lr: float = setting(
+        0.01, form.LR.like(stops=(1e-4, 3e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0))
+    )
+    batch_size: int = setting(
+        0,
+        form.BATCH.like(stops=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 0), zero_last=True, names={0: "full"}),
+    )  # 0 = the whole training set
+    weight_decay: float = setting(0.0, form.WEIGHT_DECAY.like(stops=(0.0, 1e-5, 1e-4, 1e-3, 1e-2, 0.1)))
+    scheduler: str = setting("none", form.SCHEDULE)
+    warmup_epochs: float = setting(0.0, form.WARMUP.like(high=1000.0, step=10.0))
+    grad_clip: float = setting(
+        0.0,
+        Spec("clip", stops=(0.0, 0.1, 0.5, 1.0, 5.0), label="Gradient clipping (max norm)",
+             section=form.TRAINING, names={0.0: "off"}),
+    )  # fmt: skip
+    epochs: int = setting(
+        2000,
+        form.EPOCHS.like(low=10, high=100_000, step=100, label="Epochs (run length and schedule horizon)"),
+    )
+    speed: int = setting(
+        10, Spec("speed", stops=(1, 2, 5, 10, 20, 50, 100, 200), label="Speed (steps per frame)")
+    )  # optimizer steps per animation frame; on the page's control bar, not in the sidebar
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "hidden", tuple(int(h) for h in self.hidden))
@@ -88,18 +86,10 @@ class Settings:
     def train_config(self, n_train: int) -> TrainConfig:
         batch = n_train if self.batch_size == 0 else min(self.batch_size, n_train)
         return TrainConfig(
-            optimizer=self.optimizer,
-            lr=self.lr,
+            **form.matching(self, TrainConfig, skip=("batch_size",)),  # every setting TrainConfig has
             batch_size=batch,
-            epochs=self.epochs,
-            weight_decay=self.weight_decay,
-            scheduler=self.scheduler,
-            warmup_epochs=self.warmup_epochs,
-            grad_clip=self.grad_clip,
-            seed=self.seed,
             device="cpu",  # a 2D net is launch-bound: the CPU beats any GPU here
             report_every=10**9,  # sync only at epoch ends; the page reads once per frame
-            engine=self.engine,
             threads=SMALL_NET_THREADS,
         )
 
@@ -112,6 +102,8 @@ class Settings:
         """Whether `other` needs another network (not just other training settings)."""
         return any(getattr(self, f) != getattr(other, f) for f in MODEL_FIELDS)
 
+
+SPECS: dict[str, Spec] = form.specs_of(Settings)
 
 PRESETS: dict[str, Settings] = {
     "spiral": Settings(),

@@ -1,8 +1,11 @@
-"""What every page's settings share: allowed ranges, hidden widths, and the link form.
+"""What every page's settings share: one declaration per setting, and the link form.
 
-A page's settings are one frozen dataclass; a `Spec` per field says what it may hold and
-how it is written in a link. The sidebar's widgets read their ranges from the same specs,
-so a limit is written once.
+A page's settings are one frozen dataclass whose every field is declared with `setting()`:
+its default and a `Spec` that says what it may hold, how a link writes it, and how the
+sidebar shows it (label, help, widget, section). From that one declaration come the widget
+(pages/ui/controls.py), link reading and writing, validation and, where a field has the same
+name as TrainConfig's, the training config. Specs that several pages share are declared
+below once, each page narrowing a range with `Spec.like`.
 """
 
 from __future__ import annotations
@@ -10,10 +13,12 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import Field, asdict, dataclass, field, fields, replace
 from typing import Any
 
 from mlp.errors import InputError
+from mlp.model import ACTIVATIONS, INITS
+from mlp.train import OPTIMIZERS, SCHEDULERS
 
 MAX_LINK_VALUE = 200  # characters; a longer link value is refused unread
 
@@ -81,12 +86,42 @@ class Spec:
     stops: tuple[float, ...] | None = None  # a select-slider's values (a link may bring one in between)
     zero_last: bool = False  # among the stops, 0 means "all" and sorts after the largest
     widths: WidthLimits | None = None  # for hidden-layer widths
+    # How the sidebar shows it:
+    label: str = ""
+    help: str | None = None
+    section: str = ""  # the sidebar's heading it comes under, in declaration order
+    widget: str | None = None  # "number" or "radio" where the default widget won't do (see kind)
+    names: Mapping[Any, str] | None = field(default=None, compare=False)  # how values are shown
 
     def __post_init__(self) -> None:
         # A link gets exactly the range the slider offers: a select-slider's range is its stops'.
         if self.stops is not None:
             object.__setattr__(self, "low", min(self.stops))
             object.__setattr__(self, "high", max(self.stops))
+        if self.widths is not None and self.help is None:
+            object.__setattr__(self, "help", self.widths.help)
+
+    def like(self, **changes: Any) -> Spec:
+        """This spec with some of it changed: a page's own range of a shared setting."""
+        return replace(self, **changes)
+
+    @property
+    def kind(self) -> str:
+        """The widget that shows it: text (hidden widths), select, radio, toggle (yes or no),
+        stops (a select-slider), slider or number."""
+        if self.widths is not None:
+            return "text"
+        if self.choices is not None:
+            return self.widget or ("toggle" if set(self.choices) == {False, True} else "select")
+        if self.stops is not None:
+            return "stops"
+        return self.widget or "slider"
+
+    def show(self, value: Any) -> str:
+        """A value as the widget shows it."""
+        if self.names is not None and value in self.names:
+            return self.names[value]
+        return f"{value:g}" if isinstance(value, float) else str(value)
 
     def problem(self, value: Any) -> str | None:
         """Why a value is not allowed (in words that never repeat the value), or None."""
@@ -104,6 +139,53 @@ class Spec:
         """The slider's stops, plus the current value if a link brought one in between."""
         values = {*self.stops, current} if self.problem(current) is None else set(self.stops)
         return sorted(values, key=lambda v: math.inf if self.zero_last and v == 0 else v)
+
+
+SPEC = "spec"  # a settings field's metadata key
+
+
+def setting(default: Any, spec: Spec) -> Any:
+    """A settings dataclass field: its default and its spec, the one place the setting is written."""
+    return field(default=default, metadata={SPEC: spec})
+
+
+def specs_of(settings_class: type) -> dict[str, Spec]:
+    """Each field's spec, in declaration order (the sidebar's order)."""
+    found: tuple[Field, ...] = fields(settings_class)
+    return {f.name: f.metadata[SPEC] for f in found}
+
+
+def section(specs: Mapping[str, Spec], name: str) -> list[str]:
+    """The settings under one of the sidebar's headings, in order."""
+    return [field_name for field_name, spec in specs.items() if spec.section == name]
+
+
+def matching(settings: Any, target: type, skip: Sequence[str] = ()) -> dict[str, Any]:
+    """The settings' fields that `target` (a dataclass, e.g. TrainConfig) has too, by name."""
+    names = {f.name for f in fields(target)} - set(skip)
+    return {f.name: getattr(settings, f.name) for f in fields(settings) if f.name in names}
+
+
+# --- settings several pages share: each page narrows a range with .like() --------------------
+NETWORK, TRAINING = "Network", "Training"
+HIDDEN = Spec("hidden", label="Hidden widths", section=NETWORK)  # a page gives widths=WidthLimits(...)
+ACTIVATION = Spec("act", choices=ACTIVATIONS, label="Activation", section=NETWORK)
+INIT_NAMES = {
+    "kaiming": "He (Kaiming)",
+    "xavier": "Xavier (Glorot)",
+    "normal": "N(0, 0.02)",
+    "pytorch": "PyTorch",
+}
+INIT = Spec("init", choices=INITS, label="Initialisation", section=NETWORK, names=INIT_NAMES)
+DROPOUT = Spec("dropout", 0.0, 0.9, step=0.05, label="Dropout", section=NETWORK)
+SEED = Spec("seed", 0, 2**31 - 1, label="Seed", section=NETWORK, widget="number")
+OPTIMIZER = Spec("opt", choices=OPTIMIZERS, label="Optimizer", section=TRAINING)
+LR = Spec("lr", stops=(1e-4, 3e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1, 0.3), label="Learning rate", section=TRAINING)
+BATCH = Spec("bs", stops=(16, 32, 64, 128, 256), label="Batch size", section=TRAINING)
+WEIGHT_DECAY = Spec("wd", stops=(0.0, 1e-5, 1e-4, 1e-3, 1e-2), label="Weight decay", section=TRAINING)
+SCHEDULE = Spec("sched", choices=SCHEDULERS, label="Learning-rate schedule", section=TRAINING)
+WARMUP = Spec("warmup", 0.0, 10.0, step=0.5, label="Warmup epochs", section=TRAINING, widget="number")
+EPOCHS = Spec("epochs", 1, 100, label="Epochs", section=TRAINING, widget="number")
 
 
 def check(settings: Any, specs: Mapping[str, Spec]) -> None:

@@ -15,7 +15,16 @@ frames    the route a playing plane fetches its frames from (not through Streaml
 internals everything taken from Streamlit beyond its public API, each with why and what breaks
 """
 
-from pages.ui.controls import load_settings, number, page_settings, shown_controls, slider, stops
+from pages.ui.controls import (
+    control,
+    controls,
+    load_settings,
+    number,
+    page_settings,
+    shown_controls,
+    slider,
+    stops,
+)
 from pages.ui.lessons import challenge_picker, challenge_status, lesson_panel, share_link
 from pages.ui.live import live, steady
 from pages.ui.pad import digit_pad
@@ -42,6 +51,8 @@ __all__ = [
     "challenge_status",
     "chart",
     "collection_text",
+    "control",
+    "controls",
     "debug_mode",
     "digit_pad",
     "lesson_panel",

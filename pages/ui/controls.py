@@ -1,11 +1,11 @@
 """Sidebar widgets drawn from a page's specs, and the settings that survive a page switch."""
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 import streamlit as st
 
-from mlp.lessons.settings import LinkNote, Spec, widget_values
+from mlp.lessons.settings import LinkNote, Spec, section, widget_values
 from pages.ui.shell import SHOW
 
 
@@ -30,6 +30,45 @@ def load_settings(prefix: str, specs: Mapping[str, Spec], settings: Any) -> None
     """Settings (a preset, a loaded link) into the page's saved settings and its widgets."""
     st.session_state[prefix + "settings"] = settings
     st.session_state.update(widget_values(settings, prefix, specs))
+
+
+def control(prefix: str, specs: Mapping[str, Spec], name: str, label: str | None = None, **kwargs) -> Any:
+    """The sidebar's widget for one setting, all of it from the setting's declaration (its spec:
+    label, help, widget, range or choices, how values are shown); `label` and `kwargs` (e.g.
+    disabled) for what only the page knows."""
+    spec, key = specs[name], prefix + name
+    label = label or spec.label
+    kwargs.setdefault("help", spec.help)
+    options = kwargs.pop("options", None) or list(spec.choices or ())  # e.g. the devices this machine has
+    match spec.kind:
+        case "text":
+            return st.text_input(label, key=key, **kwargs)
+        case "select":
+            return st.selectbox(label, options, key=key, format_func=spec.show, **kwargs)
+        case "radio":
+            return st.radio(label, options, key=key, format_func=spec.show, horizontal=True, **kwargs)
+        case "toggle":
+            return st.toggle(label, key=key, **kwargs)
+        case "stops":
+            return stops(label, spec, key, spec.show, **kwargs)
+        case "number":
+            return number(label, spec, key, **kwargs)
+        case _:
+            return slider(label, spec, key, **kwargs)
+
+
+def controls(
+    prefix: str,
+    specs: Mapping[str, Spec],
+    heading: str,
+    skip: Collection[str] = (),
+    disabled: Mapping[str, bool] | None = None,
+    labels: Mapping[str, str] | None = None,
+) -> None:
+    """The widgets of every setting declared under the sidebar's `heading`, in order."""
+    for name in section(specs, heading):
+        if name not in skip:
+            control(prefix, specs, name, (labels or {}).get(name), disabled=(disabled or {}).get(name, False))
 
 
 def stops(label: str, spec: Spec, key: str, fmt: Callable = lambda v: f"{v:g}", **kwargs) -> Any:

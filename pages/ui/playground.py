@@ -7,14 +7,12 @@ import streamlit as st
 
 from mlp.figures.network import hidden_space_figure, network_svg, unit_figure
 from mlp.lessons.network_view import hidden_space, network_picture
-from mlp.lessons.playground import PRESETS, SPECS, from_query
+from mlp.lessons.playground import ENGINE_NAMES, PRESETS, SPECS, from_query
 from mlp.lessons.playground_run import Playground
 from pages.ui.controls import load_settings
 from pages.ui.plane import plane_stream
 from pages.ui.shell import COMPARE, chart, presenter, settings_query, switches_query
 from pages.ui.text import say
-
-ENGINE_LABELS = {"autograd": "PyTorch autograd", "manual": "manual backprop"}
 
 
 def stop_playing() -> None:
@@ -85,7 +83,7 @@ def compare_panel(run: Playground, dropout: float) -> None:
     """Train a twin on the other engine alongside, from the same start."""
     with st.expander("Compare manual backprop with autograd"):
         st.markdown(
-            f"Train a twin with **{ENGINE_LABELS[run.other_engine]}** from the same initial weights, "
+            f"Train a twin with **{ENGINE_NAMES[run.other_engine]}** from the same initial weights, "
             "batches and optimizer, in lockstep. Its train loss is drawn dashed; the gap stays at float32 "
             "rounding."
         )
