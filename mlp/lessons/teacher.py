@@ -10,7 +10,7 @@ from mlp.train import TrainConfig, fit
 
 
 def teacher_curve(
-    epochs: int = 20, n: int = 20_000, hidden: int = 64, seed: int = 0
+    epochs: int = 30, n: int = 20_000, hidden: int = 64, seed: int = 0
 ) -> dict[str, np.ndarray]:
     """Train a 16-hidden-5 student on the teacher task; its per-epoch curves (train/test loss, accuracy).
 
