@@ -39,7 +39,7 @@ def test_choosing_a_lesson_in_the_sidebar_loads_it_over_changed_settings():
     at.number_input(key="pg_seed").set_value(7).run()
     at.selectbox(key="pg_lesson").set_value("dead-relu").run()
     settings = at.session_state["pg_settings"]
-    assert (settings.lr, settings.optimizer, settings.activation, settings.seed) == (3.0, "sgd", "relu", 0)
+    assert (settings.lr, settings.optimizer, settings.activation, settings.seed) == (10.0, "sgd", "relu", 0)
     assert not at.exception
 
 

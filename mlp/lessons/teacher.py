@@ -12,7 +12,7 @@ from mlp.train import TrainConfig, fit
 
 D_IN = 16  # the teacher's inputs
 POINTS = 20_000  # labelled by the teacher; a fifth held out to test on
-EPOCHS = 20
+EPOCHS = 30  # the loss falls below 0.25 on every seed tried (tests/test_catalogue.py)
 
 
 def teacher_curve(
