@@ -102,13 +102,6 @@ def app_url() -> Iterator[str]:
 
 
 @pytest.fixture
-def chromium_ready() -> None:
-    """For a test that starts its own server and browser (a bench in a subprocess): skips when
-    Chromium or Playwright is missing, fails instead in CI."""
-    _require_browser()
-
-
-@pytest.fixture
 def fresh_app() -> Iterator[str]:
     """A server of its own that no browser has visited yet."""
     _require_browser()

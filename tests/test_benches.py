@@ -17,7 +17,7 @@ import sys
 import pytest
 
 import bench
-from tests.conftest import ROOT
+from tests.conftest import ROOT, _require_browser
 
 RATIO = re.compile(r"\d+\.\d+x")  # how the benches print a ratio: 3.41x, 5.0x
 SMOKE = {  # bench -> its tiny arguments, and what its output must say
@@ -121,7 +121,8 @@ def test_server_memory_parses_its_arguments_and_reports():
 @pytest.mark.browser
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(BROWSER))
-def test_browser_bench_runs_at_tiny_sizes(name, chromium_ready):
+def test_browser_bench_runs_at_tiny_sizes(name):
+    _require_browser()  # each run serves the app and drives a Chromium of its own
     command = [sys.executable, "-m", f"bench.{name}", *BROWSER[name]]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
