@@ -3,20 +3,22 @@
 #   docker build -t mlp-playground .
 #   docker run -p 8501:8501 mlp-playground
 #
-# Several replicas (README, "Hosting"): run one container per replica with the same
-# STREAMLIT_SERVER_COOKIE_SECRET and put a load balancer with session affinity in front
-# (deploy/nginx.conf).
+# Several replicas (docs/hosting.md): run one container per replica with the same
+# STREAMLIT_SERVER_COOKIE_SECRET and put a load balancer with session affinity in front:
+# deploy/compose.yaml (nginx and 3 replicas), deploy/kubernetes.yaml (an Ingress with a cookie).
 FROM python:3.11-slim
 
 ENV PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 
-# PyTorch's CPU wheel first: PyPI's default torch for Linux brings CUDA (~3 GB) whether or not
-# there is a GPU. Installed first, it satisfies requirements.txt's torch>=2.10.
-RUN pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu
-COPY requirements.txt /app/requirements.txt
-RUN pip install -r /app/requirements.txt
+# Exact versions, each file checked against its hash (docs/hosting.md, "What the image installs").
+# PyTorch's CPU wheel first, from PyTorch's index: PyPI's torch for Linux brings CUDA (~3 GB)
+# whether or not there is a GPU. Then everything else, torch's dependencies included, from PyPI.
+COPY requirements-torch-cpu.lock requirements.lock /app/
+RUN pip install --no-deps --require-hashes -r /app/requirements-torch-cpu.lock \
+    && pip install --require-hashes -r /app/requirements.lock \
+    && pip check
 
 # The code belongs to root and the app can't change it; its home holds the MNIST cache.
 RUN useradd --create-home --uid 10001 app

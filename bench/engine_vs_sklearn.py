@@ -1,11 +1,11 @@
 """The training engine against scikit-learn's MLPClassifier: same network, data, Adam, batches, epochs.
 
-Run: python -m bench.engine_vs_sklearn [--rounds 3]. For each size a page uses, both engines
-(autograd, and the manual NumPy backprop) and MLPClassifier fit the
-same training set from scratch (ReLU, Adam, the same learning rate, batch size and number of
-epochs; sklearn with tol=0 so it runs them all), alternating round after round; the medians
-and their ratio are printed, with each one's test accuracy. scikit-learn is a benchmark
-dependency only (requirements-dev.txt).
+Run: python -m bench.engine_vs_sklearn [--rounds 3] [--epochs N]. For each size a page uses,
+both engines (autograd, and the manual NumPy backprop) and MLPClassifier fit the same training
+set from scratch (ReLU, Adam, the same learning rate, batch size and number of epochs; sklearn
+with tol=0 so it runs them all), alternating round after round; the medians and their ratio
+are printed, with each one's test accuracy. --epochs trains every case for N epochs instead of
+its own (a smoke run). scikit-learn is a benchmark dependency only (requirements-dev.txt).
 """
 
 from __future__ import annotations
@@ -14,14 +14,15 @@ import argparse
 import statistics
 import time
 import warnings
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
-import torch
 from threadpoolctl import threadpool_limits
 
 from bench.timing import table
 from mlp.data import load_sample, make_2d, split
+from mlp.device import torch_threads
 from mlp.model import MLP
 from mlp.train import TrainConfig, Trainer, evaluate
 
@@ -92,15 +93,11 @@ def sklearn(case: Case, train, test) -> tuple[float, float]:
     return seconds, float(model.score(Xt, test[1]))
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=3)
-    args = parser.parse_args()
-    # One thread each: torch's and NumPy's BLAS would otherwise take what they like.
-    torch.set_num_threads(1)
-    threadpool_limits(1)
+def compare(rounds: int, epochs: int | None = None) -> list[tuple[str, ...]]:
+    """One row per case: the three fits' median times, their ratios and test accuracies."""
     rows = []
     for case in CASES:
+        case = replace(case, epochs=epochs or case.epochs)
         train, test = load(case.data)
         contenders = {
             "autograd": lambda *data: ours(*data, engine="autograd"),
@@ -110,7 +107,7 @@ def main() -> None:
         times: dict[str, list[float]] = {name: [] for name in contenders}
         accuracy: dict[str, float] = {}
         ours(case, train, test)  # warm-up
-        for _ in range(args.rounds):
+        for _ in range(rounds):
             for name, contender in contenders.items():
                 seconds, accuracy[name] = contender(case, train, test)
                 times[name].append(seconds)
@@ -127,6 +124,17 @@ def main() -> None:
             )
         )
         print(" | ".join(rows[-1]), flush=True)
+    return rows
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--epochs", type=int, help="every case trains this many epochs (its own if unset)")
+    args = parser.parse_args(argv)
+    # One thread each: torch's and NumPy's BLAS would otherwise take what they like.
+    with torch_threads(1), threadpool_limits(1):
+        rows = compare(args.rounds, args.epochs)
     print()
     header = (
         "network, data, batches",

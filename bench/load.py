@@ -18,7 +18,7 @@ import statistics
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -339,13 +339,17 @@ def report(rows: list[dict[str, float]], memory: dict[str, float]) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
+def arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, nargs="+", default=[1, 8, 16])
     parser.add_argument("--seconds", type=float, default=20)
     parser.add_argument("--mnist", type=int, default=2, help="MNIST runs started with each K")
     parser.add_argument("--visitors", type=int, default=50, help="then this many come and go, 10 at a time")
-    args = parser.parse_args()
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = arguments(argv)
     rows, memory = lecture_hall(args.sessions, args.seconds, args.mnist, args.visitors)
     print(f"{args.seconds:g} s of K visitors playing the 2D playground, {args.mnist} MNIST runs at once:")
     print(report(rows, memory))

@@ -1,15 +1,19 @@
 """One forward + backward pass: mlp.manual (NumPy, torch) against PyTorch autograd.
 
-Run: python -m bench.manual_vs_autograd. Prints median time per pass and the ratio to
-autograd, measured in the same run with the three interleaved.
+Run: python -m bench.manual_vs_autograd [--rounds 15] [--number 20]. Prints median time per
+pass and the ratio to autograd, measured in the same run with the three interleaved.
 """
 
 from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
 
 import torch
 import torch.nn.functional as F
 
 from bench.timing import measure, table
+from mlp.device import torch_threads
 from mlp.manual import forward_backward
 from mlp.model import MLP
 
@@ -20,7 +24,9 @@ SHAPES = [  # (label, N, d_in, hidden, K)
 ]
 
 
-def bench_shape(n: int, d_in: int, hidden: list[int], k: int) -> dict[str, float]:
+def bench_shape(
+    n: int, d_in: int, hidden: list[int], k: int, rounds: int = 15, number: int = 20
+) -> dict[str, float]:
     """Median seconds per forward + backward pass for each engine at one set of shapes."""
     model = MLP(d_in, hidden, k, seed=0)
     g = torch.Generator().manual_seed(0)
@@ -37,15 +43,21 @@ def bench_shape(n: int, d_in: int, hidden: list[int], k: int) -> dict[str, float
             "autograd": autograd,
             "manual (torch)": lambda: forward_backward(params_t, X, y),
             "manual (NumPy)": lambda: forward_backward(params_np, X_np, y_np),
-        }
+        },
+        rounds,
+        number,
     )
 
 
-def main() -> None:
-    torch.set_num_threads(min(2, torch.get_num_threads()))
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=15, help="rounds, the engines taking turns (15)")
+    parser.add_argument("--number", type=int, default=20, help="passes timed together in a round (20)")
+    args = parser.parse_args(argv)
     rows = []
     for label, *shapes in SHAPES:
-        times = bench_shape(*shapes)
+        with torch_threads(min(2, torch.get_num_threads())):
+            times = bench_shape(*shapes, args.rounds, args.number)
         for name, t in times.items():
             rows.append((label, name, f"{t * 1e6:8.1f} µs", f"{t / times['autograd']:5.2f}x"))
     print(table(rows, ("shapes", "engine", "median / pass", "vs autograd")))

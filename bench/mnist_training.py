@@ -1,7 +1,7 @@
 """MNIST training speed: the project's engine against the seed notes' loop and the GEMM limit.
 
-Run: python -m bench.mnist_training [--steps 300] [--rounds 5]. On the same model (784-128-10,
-ReLU, Adam), data and batch size, it prints:
+Run: python -m bench.mnist_training [--steps 300] [--rounds 15] [--samples N]. On the same
+model (784-128-10, ReLU, Adam), data and batch size, it prints:
 - samples/s of mlp.train.Trainer (uint8 data sliced by a permutation, no per-step host sync,
   fused Adam, threads measured);
 - samples/s of the seed notes' loop: DataLoader(TensorDataset(...), shuffle=True), with
@@ -11,7 +11,7 @@ ReLU, Adam), data and batch size, it prints:
   throughput at the same shapes, and how far the engine is from it.
 The two loops alternate, round after round, and the medians are reported: this machine is
 shared and noisy. Full MNIST is used when it is cached; otherwise a synthetic 60,000 × 784
-uint8 tensor, and the output says which.
+uint8 tensor, and the output says which. --samples keeps only the first N digits (a smoke run).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from collections.abc import Sequence
 
 import torch
 import torch.nn.functional as F
@@ -101,7 +102,7 @@ def interleaved_rates(runners: dict, batch: int, steps: int, rounds: int) -> dic
     return {name: statistics.median(r) for name, r in rates.items()}
 
 
-def gemm_limit(batch: int, threads: int) -> tuple[float, float]:
+def gemm_limit(batch: int, threads: int, rounds: int = 15) -> tuple[float, float]:
     """(samples/s if training were only its matmuls, GFLOP/s measured) at this batch size."""
     a = torch.randn(batch, 784)
     W1, W2 = torch.randn(784, HIDDEN), torch.randn(HIDDEN, 10)
@@ -113,7 +114,7 @@ def gemm_limit(batch: int, threads: int) -> tuple[float, float]:
         for _ in range(20):
             [x @ w for x, w in gemms]
         times = []
-        for _ in range(15):
+        for _ in range(rounds):
             start = time.perf_counter()
             for _ in range(20):
                 [x @ w for x, w in gemms]
@@ -122,16 +123,24 @@ def gemm_limit(batch: int, threads: int) -> tuple[float, float]:
     return batch / per_step, flops / per_step / 1e9
 
 
-def main(steps: int = 300, rounds: int = 15) -> None:
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--samples", type=int, help="train on the first N digits only (all if unset)")
+    args = parser.parse_args(argv)
+    steps, rounds = args.steps, args.rounds
     X, y, source = dataset()
+    if args.samples:
+        X, y, source = X[: args.samples], y[: args.samples], f"{source}, the first {args.samples:,}"
     print(f"Data: {source}. Model 784-{HIDDEN}-10, Adam. CPU threads available: {DEFAULT_THREADS}.")
     rows = []
     for batch in (128, 512):
-        chunk = max(20, steps * 128 // batch // 5)
+        chunk = max(min(20, steps), steps * 128 // batch // 5)
         runners = {"engine": engine_runner(X, y, batch), "notes": notes_runner(X, y, batch)}
         rates = interleaved_rates(runners, batch, chunk, rounds)
         engine, baseline = rates["engine"], rates["notes"]
-        limit, gflops = max(gemm_limit(batch, t) for t in {1, DEFAULT_THREADS})
+        limit, gflops = max(gemm_limit(batch, t, rounds) for t in {1, DEFAULT_THREADS})
         rows.append(
             (
                 str(batch),
@@ -162,8 +171,4 @@ def main(steps: int = 300, rounds: int = 15) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=300)
-    parser.add_argument("--rounds", type=int, default=15)
-    args = parser.parse_args()
-    main(args.steps, args.rounds)
+    main()

@@ -1,14 +1,16 @@
 """Script run time of the forward & backward page, as AppTest measures it.
 
-Run: python -m bench.page_forward_backward. Prints the median time of a rerun for the
+Run: python -m bench.page_forward_backward [--rounds 15]. Prints the median time of a rerun for the
 default settings and for N=256, d_in=784, hidden=[256, 128], next to the same AppTest rerun
 of a one-line page (the baseline: what any page costs) measured in the same run.
 """
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
@@ -38,7 +40,10 @@ def page(settings: dict | None = None) -> AppTest:
     return at.run()
 
 
-def main(rounds: int = 15) -> None:
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=15, help="reruns of each page, taking turns (15)")
+    rounds = parser.parse_args(argv).rounds
     contenders = {
         "one-line page (baseline)": AppTest.from_string(TRIVIAL).run(),
         "default: N=4, 3-5-3": page(),

@@ -1,100 +1,171 @@
-"""One animation frame of the 2D playground, server side, and the training engine's speed.
+"""One live frame of the 2D playground, as the server builds it, and the training engine's speed.
 
-Run: python -m bench.playground_frame. Prints:
-- the frame-time breakdown at the default settings (the steps of one frame, predicting the
-  100×100 grid, building each figure and serialising it as st.plotly_chart does), and the
-  chart payload per frame; next to the same frame built the way Streamlit demos often do
-  it (plotly's validated constructors, a contour over nested lists, a Python-list scatter),
-  measured in the same run;
+Run: python -m bench.playground_frame [--frames 60] [--steps 300] [--rounds 7]. Prints:
+- the server's cost of one frame at the default settings (the spiral preset: 10 steps of a
+  2-32-32-3 network on 480 training points), part by part as the frame route builds it
+  (pages/ui/frames.py, Stream._frame): the training steps, the plane's grid prediction, the
+  numbers and the banner, the boundary PNG and the JSON answer; CPU and wall time of each
+  part, medians over the frames. Then the whole frame through the route's own code
+  (Stream.next_frame, its turn in the fair line included) beside the sum of the parts, and the
+  bytes a frame sends;
+- the same frame drawn as Streamlit demos often draw it (the grid as a plotly contour over
+  nested lists, the points as a scatter, serialised as st.plotly_chart does), the frames of the
+  two interleaved in the same run: the baseline, and the ratio;
 - full-batch steps per second on a 2-16-16-2 net with 1,000 points for both engines, against
   the seed notes' loop (a .item() per step) in the same run.
 """
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import time
+from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 import torch
 import torch.nn.functional as F
+from starlette.responses import JSONResponse
 
 from bench.timing import measure, table
 from mlp.data import make_2d
-from mlp.figures.classes import confusion_figure
-from mlp.figures.curves import epoch_curves_figure
-from mlp.figures.plane import boundary_figure, neurons_figure
-from mlp.lessons.playground import PRESETS, make_points
+from mlp.figures.plane import boundary_image
+from mlp.lessons.playground import Settings, make_points
 from mlp.lessons.playground_run import Playground
 from mlp.model import MLP
 from mlp.train import TrainConfig, Trainer
+from pages.ui.frames import FRAME_BUDGET, Stream
+
+TARGET_MS = 5.0  # issue 25's aim: a default frame's server CPU, all in
+# The default settings, in a run long enough that no frame of the bench finishes it.
+SETTINGS = replace(Settings(), epochs=100_000)
+
+
+class Laps:
+    """Wall and CPU seconds between successive calls, by the name of what just ended."""
+
+    def __init__(self) -> None:
+        self.parts: dict[str, tuple[float, float]] = {}
+        self._last = (time.perf_counter(), time.process_time())
+
+    def __call__(self, name: str) -> None:
+        now = (time.perf_counter(), time.process_time())
+        self.parts[name] = (now[0] - self._last[0], now[1] - self._last[1])
+        self._last = now
+
+
+def frame_parts(run: Playground, speed: int) -> tuple[dict[str, tuple[float, float]], int]:
+    """(wall, CPU) seconds of each part of one frame, as Stream._frame builds it; its bytes."""
+    lap = Laps()
+    run.run(speed, budget=FRAME_BUDGET)
+    lap(f"training ({speed} steps)")
+    probs = run.grid_probs()
+    lap(f"grid prediction ({probs.shape[0]}×{probs.shape[1]})")
+    metrics, banner = run.live_metrics(), run.banner()
+    lap("metrics + banner")
+    image = boundary_image(probs)
+    lap("boundary PNG")
+    frame = {
+        "seq": 1,
+        "step": run.trainer.step_count,
+        "image": image,
+        "metrics": metrics,
+        "banner": banner[0] if banner else None,
+        "finished": run.trainer.finished,
+        "playing": True,
+        "note": None,
+        "build_ms": 0.0,
+    }
+    body = JSONResponse(frame).body  # what the route sends: starlette renders it here
+    lap("JSON answer")
+    return lap.parts, len(body)
+
+
+def route_frame(stream: Stream) -> float:
+    """CPU seconds of one frame through the route's own code (the HTTP server's part aside)."""
+    start = time.process_time()
+    status, body = stream.next_frame()
+    assert status == 200 and body.get("playing"), body
+    return time.process_time() - start
 
 
 def serialise(fig: go.Figure) -> str:
     return pio.to_json(fig.to_dict(), validate=False)  # what st.plotly_chart does with a Figure
 
 
-def frame_parts(pg: Playground) -> dict[str, float]:
-    """Seconds for each part of one frame, and the payload in bytes."""
-    parts: dict[str, float] = {}
-    t = time.perf_counter()
-
-    def lap(name: str) -> None:
-        nonlocal t
-        now = time.perf_counter()
-        parts[name] = now - t
-        t = now
-
-    pg.run(pg.settings.speed)
-    lap("training steps")
-    probs = pg.grid_probs()
-    maps = pg.neuron_maps()
-    confusion = pg.confusion()
-    curves = pg.curves()
-    lap("grid, neurons, confusion")
-    boundary = serialise(boundary_figure(probs, pg.points))
-    lap("boundary figure")
-    curve_json = serialise(epoch_curves_figure(curves))
-    confusion_json = serialise(confusion_figure(confusion))
-    lap("curves + confusion figures")
-    neuron_json = [serialise(neurons_figure(m)) for m in maps]
-    lap("neuron figures")
-    parts["payload"] = len(boundary) + len(curve_json) + len(confusion_json) + sum(map(len, neuron_json))
-    parts["payload boundary + curves"] = len(boundary) + len(curve_json)
-    return parts
-
-
-def naive_frame(pg: Playground) -> float:
-    """The same frame as demos often build it: validated figures from Python lists, a contour."""
-    start = time.perf_counter()
-    pg.run(pg.settings.speed)
-    probs = pg.grid_probs()
-    x0, x1, y0, y1 = pg.points.extent
+def demo_frame(run: Playground, speed: int) -> tuple[float, float, int]:
+    """The baseline: the same frame drawn as demos often draw it, validated plotly figures from
+    Python lists, a contour for the regions. (Wall, CPU) seconds, and its bytes."""
+    lap = Laps()
+    run.run(speed)
+    probs = run.grid_probs()
+    metrics = run.live_metrics()
+    p = run.points
+    x0, x1, y0, y1 = p.extent
     xs = np.linspace(x0, x1, probs.shape[1]).tolist()
     ys = np.linspace(y0, y1, probs.shape[0]).tolist()
     fig = go.Figure(go.Contour(x=xs, y=ys, z=probs.argmax(-1).tolist(), showscale=False))
-    for c in range(pg.points.classes):
-        m = pg.points.y_train == c
-        fig.add_trace(
-            go.Scatter(x=pg.points.X_train[m, 0].tolist(), y=pg.points.X_train[m, 1].tolist(), mode="markers")
-        )
-    fig.update_layout(height=520)
+    for c in range(p.classes):
+        m = p.y_train == c
+        fig.add_trace(go.Scatter(x=p.X_train[m, 0].tolist(), y=p.X_train[m, 1].tolist(), mode="markers"))
+    fig.update_layout(height=520, title=" · ".join(f"{k} {v}" for k, v in metrics))
     size = len(serialise(fig))
-    curves = pg.curves()
-    fig2 = go.Figure()
-    for key in ("train_loss", "val_loss", "train_acc", "val_acc"):
-        fig2.add_trace(go.Scatter(x=curves["epoch"].tolist(), y=curves[key].tolist()))
-    size += len(serialise(fig2))
-    naive_frame.payload = size
-    return time.perf_counter() - start
+    lap("frame")
+    return *lap.parts["frame"], size
 
 
-def engine_speed() -> list[tuple[str, ...]]:
+def frame_table(frames: int) -> tuple[str, float]:
+    """The breakdown of a default frame and the baseline beside it, over `frames` frames each;
+    the median CPU milliseconds of the whole frame through the route."""
+    runs = [Playground(SETTINGS, make_points(SETTINGS)) for _ in range(3)]
+    ours, theirs = runs[0], runs[1]
+    stream = Stream("bench")
+    stream.update(runs[2], SETTINGS.speed, playing=True)
+    parts: dict[str, list[tuple[float, float]]] = {}
+    sizes, route, demo, demo_sizes = [], [], [], []
+    for i in range(min(5, frames) + frames):  # the first few warm up: allocator, caches, lazy imports
+        laps, size = frame_parts(ours, SETTINGS.speed)
+        *timing, demo_size = demo_frame(theirs, SETTINGS.speed)
+        cpu = route_frame(stream)
+        if i >= min(5, frames):
+            for name, value in laps.items():
+                parts.setdefault(name, []).append(value)
+            sizes.append(size)
+            demo.append(tuple(timing))
+            demo_sizes.append(demo_size)
+            route.append(cpu)
+
+    def ms(values: Sequence[float]) -> str:
+        return f"{statistics.median(values) * 1000:6.2f} ms"
+
+    rows = [(name, ms([c for _, c in v]), ms([w for w, _ in v])) for name, v in parts.items()]
+    wall_sums = [sum(w for w, _ in laps) for laps in zip(*parts.values(), strict=True)]
+    cpu_sums = [sum(c for _, c in laps) for laps in zip(*parts.values(), strict=True)]
+    rows.append(("sum of the parts", ms(cpu_sums), ms(wall_sums)))
+    rows.append(("whole frame through the route (Stream.next_frame)", ms(route), "(waits its turn)"))
+    rows.append(("the route's frame, 90th percentile", f"{np.percentile(route, 90) * 1000:6.2f} ms", ""))
+    demo_wall, demo_cpu = [w for w, _ in demo], [c for _, c in demo]
+    rows.append(("baseline: a plotly contour + scatter frame", ms(demo_cpu), ms(demo_wall)))
+    cpu_ratio = statistics.median(demo_cpu) / statistics.median(cpu_sums)
+    wall_ratio = statistics.median(demo_wall) / statistics.median(wall_sums)
+    rows.append(("baseline / this project's parts", f"{cpu_ratio:5.2f}x", f"{wall_ratio:5.2f}x"))
+    size, demo_size = statistics.median(sizes), statistics.median(demo_sizes)
+    s = SETTINGS
+    lines = [
+        f"One frame at the default settings ({s.speed} steps of {s.kind}, hidden {s.hidden}, "
+        f"{len(ours.points.y_train)} training points), medians of {frames} frames:",
+        table(rows, ("part", "CPU", "wall")),
+        f"bytes a frame: {size / 1024:.1f} KiB of JSON; the baseline's figure {demo_size / 1024:.1f} KiB "
+        f"({demo_size / size:.1f}x)",
+    ]
+    return "\n".join(lines), statistics.median(route) * 1000
+
+
+def engine_speed(steps: int = 300, rounds: int = 7) -> list[tuple[str, ...]]:
     X, y = make_2d("moons", 1000, seed=0)
-    rows = []
-    steps = 300
 
     def trainer_steps(engine: str):
         trainer = Trainer(
@@ -123,65 +194,28 @@ def engine_speed() -> list[tuple[str, ...]]:
             "Trainer, autograd": trainer_steps("autograd"),
             "Trainer, manual": trainer_steps("manual"),
         },
-        rounds=7,
+        rounds=rounds,
         number=1,
     )
     base = times["seed notes' loop"]
-    for name, t in times.items():
-        rows.append((name, f"{steps / t:8.0f}", f"{base / t:5.2f}x"))
-    return rows
+    return [(name, f"{steps / t:8.0f}", f"{base / t:5.2f}x") for name, t in times.items()]
 
 
-def main(frames: int = 60) -> None:
-    settings = PRESETS["spiral"]
-    ours, naive = Playground(settings, make_points(settings)), Playground(settings, make_points(settings))
-    for _ in range(5):  # warm-up
-        frame_parts(ours)
-        naive_frame(naive)
-    samples: dict[str, list[float]] = {}
-    naive_times = []
-    for _ in range(frames):
-        for name, value in frame_parts(ours).items():
-            samples.setdefault(name, []).append(value)
-        naive_times.append(naive_frame(naive))
-    payload = statistics.median(samples.pop("payload"))
-    same_charts = statistics.median(samples.pop("payload boundary + curves"))
-    rows = [(name, f"{statistics.median(v) * 1000:6.2f} ms") for name, v in samples.items()]
-    total = [sum(parts) for parts in zip(*samples.values(), strict=True)]
-    rows.append(("frame total (median)", f"{statistics.median(total) * 1000:6.2f} ms"))
-    rows.append(("frame total (90th percentile)", f"{np.percentile(total, 90) * 1000:6.2f} ms"))
-    rows.append(("chart payload per frame", f"{payload / 1024:6.1f} KiB"))
-    print(
-        f"Frame at the default settings ({settings.speed} steps of {settings.hidden} on {settings.n} points):"
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.playground_frame", description=__doc__.split(".")[0]
     )
-    print(table(rows, ("part", "time")))
-    median_naive = statistics.median(naive_times)
-    print()
-    print(
-        table(
-            [
-                (
-                    "this project's whole frame (5 charts)",
-                    f"{statistics.median(total) * 1000:6.2f} ms",
-                    f"{same_charts / 1024:6.1f} KiB",
-                ),
-                (
-                    "validated lists + contour (baseline, 2 charts)",
-                    f"{median_naive * 1000:6.2f} ms",
-                    f"{naive_frame.payload / 1024:6.1f} KiB",
-                ),
-                (
-                    "baseline / this project",
-                    f"{median_naive / statistics.median(total):5.2f}x",
-                    f"{naive_frame.payload / same_charts:5.2f}x",
-                ),
-            ],
-            ("frame", "time", "payload of boundary + curves"),
-        )
-    )
+    parser.add_argument("--frames", type=int, default=60, help="frames measured, after 5 of warm-up (60)")
+    parser.add_argument("--steps", type=int, default=300, help="steps of each engine's timed run (300)")
+    parser.add_argument("--rounds", type=int, default=7, help="rounds of the engines' timing (7)")
+    args = parser.parse_args(argv)
+    text, route_ms = frame_table(args.frames)
+    print(text)
+    met = "met" if route_ms <= TARGET_MS else "NOT met"
+    print(f"target: a default frame in {TARGET_MS:g} ms of server CPU or less: {met} ({route_ms:.2f} ms)")
     print()
     print("Full-batch steps per second, 2-16-16-2, 1,000 points (epoch ends evaluate nothing here):")
-    print(table(engine_speed(), ("loop", "steps/s", "vs notes")))
+    print(table(engine_speed(args.steps, args.rounds), ("loop", "steps/s", "vs notes")))
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from bench.timing import table
@@ -65,40 +66,53 @@ def short_visits(url: str, pid: int, visits: int) -> list[float]:
     return samples
 
 
-def main() -> None:
+def arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=5.0)
     parser.add_argument("--visits", type=int, default=20)
     parser.add_argument("--gc", action="store_true", help="Streamlit's post-script GC on")
-    args = parser.parse_args()
-    options = {"runner.postScriptGC": "true"} if args.gc else {}
-    with serve_app("bench-server-memory.log", options=options) as url:
-        pid = serve_app.pid
-        played = long_session(url, pid, args.minutes)
-        visited = short_visits(url, pid, args.visits)
+    return parser.parse_args(argv)
+
+
+def report(played: list[float], visited: list[float], minutes: float, visits: int, gc: bool) -> str:
+    """The table of both phases' RSS samples (MB), and the long session's samples."""
     half = played[len(played) // 2 :]
     minutes_in_half = (len(half) - 1) * SAMPLE_SECONDS / 60
     slope = (half[-1] - half[0]) / minutes_in_half if minutes_in_half else float("nan")
     rows = [
         (
-            f"one visitor playing, {args.minutes:g} min",
+            f"one visitor playing, {minutes:g} min",
             f"{played[0]:.0f}",
             f"{max(played):.0f}",
             f"{played[-1]:.0f}",
             f"{slope:+.1f} MB/min (median {statistics.median(half):.0f} MB)",
         ),
         (
-            f"{args.visits} visits of 5 s, each tab closed",
+            f"{visits} visits of 5 s, each tab closed",
             f"{visited[0]:.0f}",
             f"{max(visited):.0f}",
             f"{visited[-1]:.0f}",
-            f"{(visited[-1] - visited[0]) / args.visits:+.1f} MB per visit",
+            f"{(visited[-1] - visited[0]) / max(visits, 1):+.1f} MB per visit",
         ),
     ]
-    gc = "on" if args.gc else "off (the app's setting)"
-    print(f"Server RSS in MB, post-script GC {gc}:")
-    print(table(rows, ("phase", "start", "peak", "end", "growth (second half / per visit)")))
-    print(f"samples (every {SAMPLE_SECONDS:g} s): {[round(x) for x in played]}")
+    setting = "on" if gc else "off (the app's setting)"
+    return "\n".join(
+        [
+            f"Server RSS in MB, post-script GC {setting}:",
+            table(rows, ("phase", "start", "peak", "end", "growth (second half / per visit)")),
+            f"samples (every {SAMPLE_SECONDS:g} s): {[round(x) for x in played]}",
+        ]
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = arguments(argv)
+    options = {"runner.postScriptGC": "true"} if args.gc else {}
+    with serve_app("bench-server-memory.log", options=options) as url:
+        pid = serve_app.pid
+        played = long_session(url, pid, args.minutes)
+        visited = short_visits(url, pid, args.visits)
+    print(report(played, visited, args.minutes, args.visits, args.gc))
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
     python -m deploy.replicas                  # 3 replicas on 127.0.0.1:8501-8503, nginx on :8080
     python -m deploy.replicas -n 4 --listen 80
     python -m deploy.replicas -n 4 --print-config > /etc/nginx/conf.d/mlp-playground.conf
+    python -m deploy.replicas --print-config --servers 10.0.0.5:8501 10.0.0.6:8501   # replicas elsewhere
 
 Each replica is `streamlit run app.py` on 127.0.0.1; they share one cookie secret
 ($STREAMLIT_SERVER_COOKIE_SECRET, made up for the run when unset), as Streamlit asks of
@@ -149,9 +150,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--listen", default="8080", help="nginx's port, or address:port (8080)")
     parser.add_argument("--folder", type=Path, help="for nginx's config and the logs (a new temp folder)")
     parser.add_argument("--print-config", action="store_true", help="print the nginx config and exit")
+    parser.add_argument(
+        "--servers",
+        nargs="+",
+        metavar="IP:PORT",
+        help="with --print-config: replicas run elsewhere (containers, machines), by IP address: "
+        "nginx names the replica that answered by its address, never by a host name",
+    )
     args = parser.parse_args(argv)
+    if args.servers and not args.print_config:
+        parser.error("--servers goes with --print-config: the launcher runs its replicas on 127.0.0.1")
     ports = range(args.first_port, args.first_port + args.replicas)
-    addresses = [f"127.0.0.1:{port}" for port in ports]
+    addresses = args.servers or [f"127.0.0.1:{port}" for port in ports]
     site = site_config(addresses, args.listen)
     if args.print_config:
         print(site, end="")

@@ -1,0 +1,129 @@
+"""Benches can't rot: every bench in bench/ runs at tiny sizes and prints its table and ratios.
+
+Speed is never asserted (the machine is shared): a smoke run checks that a bench runs and says
+what it should. The benches that need a browser get their pure parts (arguments, report) run
+here in the quick loop, and a tiny real run, as `python -m bench.X`, under the browser mark.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import pkgutil
+import re
+import subprocess
+import sys
+
+import pytest
+
+import bench
+from tests.conftest import ROOT, _require_browser
+
+RATIO = re.compile(r"\d+\.\d+x")  # how the benches print a ratio: 3.41x, 5.0x
+SMOKE = {  # bench -> its tiny arguments, and what its output must say
+    "manual_vs_autograd": (["--rounds", "1", "--number", "1"], ["vs autograd", "manual (NumPy)"]),
+    "mnist_training": (["--steps", "5", "--rounds", "1", "--samples", "1000"], ["engine / notes", "GEMM"]),
+    "page_forward_backward": (["--rounds", "1"], ["vs baseline", "one-line page (baseline)"]),
+    "playground_frame": (
+        ["--frames", "2", "--steps", "5", "--rounds", "1"],
+        [
+            "training (10 steps)",
+            "grid prediction",
+            "metrics + banner",
+            "boundary PNG",
+            "JSON answer",
+            "whole frame through the route",
+            "baseline / this project's parts",
+            "target: a default frame",
+            "vs notes",
+        ],
+    ),
+    "engine_vs_sklearn": (
+        ["--rounds", "1", "--epochs", "1"],
+        ["autograd speed-up", "MNIST sample, batch 128"],
+    ),
+}
+BROWSER = {  # bench -> the arguments of its tiny real run
+    "browser_fps": ["--seconds", "2"],
+    "browser_mnist": ["--rounds", "1", "--no-stop", "--epochs", "1", "--data", "sample"],
+    "load": ["--sessions", "1", "--seconds", "2", "--mnist", "0", "--visitors", "0"],
+    "server_memory": ["--minutes", "0.05", "--visits", "1"],
+}
+
+
+def test_every_bench_has_a_smoke_test():
+    benches = {m.name for m in pkgutil.iter_modules(bench.__path__)} - {"timing"}
+    assert benches == set(SMOKE) | set(BROWSER)
+
+
+@pytest.mark.parametrize("name", sorted(SMOKE))
+def test_bench_runs_at_tiny_sizes_and_prints_its_ratios(name, capsys):
+    if name == "engine_vs_sklearn":
+        pytest.importorskip("sklearn", reason="scikit-learn, the bench's baseline, is not installed")
+    argv, says = SMOKE[name]
+    importlib.import_module(f"bench.{name}").main(argv)
+    out = capsys.readouterr().out
+    for words in says:
+        assert words in out, out
+    assert RATIO.search(out), out
+    assert "nan" not in out, out
+
+
+def test_browser_fps_parses_its_arguments_and_reports():
+    from bench.browser_fps import arguments, report
+
+    assert (arguments([]).seconds, arguments([]).speed) == (20, 10)
+    result = {"frames/s seen in the browser": 8.8, "browser CPU per frame (ms)": 20.0}
+    text = report(result, seconds=2, speed=10)
+    assert "speed 10, 2 s of Play" in text and "8.80" in text and ": met" in text
+    assert "NOT met" in report({"frames/s seen in the browser": 1.0}, 2, 10)
+
+
+def test_browser_mnist_parses_its_arguments_and_reports():
+    from bench.browser_mnist import arguments, report
+
+    args = arguments(["--rounds", "1", "--no-stop", "--epochs", "2", "--data", "sample"])
+    assert (args.rounds, args.no_stop, args.epochs, args.data) == (1, True, 2, ["sample"])
+    assert (arguments([]).epochs, arguments([]).data) == (None, ["sample", "synthetic"])
+    text = report([("bundled sample", "  1.00 s", "  1.20 s", " 83.3%")], [0.4, 0.5])
+    assert "bundled sample" in text and "83.3%" in text and "median 0.45 s" in text
+
+
+def test_load_parses_its_arguments_and_reports():
+    from bench.load import COLUMNS, arguments, report
+
+    assert arguments([]).sessions == [1, 8, 16]
+    assert arguments(["--sessions", "2", "4"]).sessions == [2, 4]
+    row = {key: 1.0 for key, _, _ in COLUMNS} | {"sessions": 8}
+    memory = {
+        "rss start MB": 300.0,
+        "rss peak MB": 500.0,
+        "rss after MB": 480.0,
+        "mnist epochs": 3,
+        "mnist alone s": 1.5,
+        "churn MB": [490.0, 495.0],
+        "churn batch": 5,
+    }
+    text = report([row], memory)
+    assert "frames/s min" in text and "300 MB at start" in text and "after each 5 more visitors" in text
+
+
+def test_server_memory_parses_its_arguments_and_reports():
+    from bench.server_memory import arguments, report
+
+    args = arguments(["--minutes", "0.1", "--visits", "2", "--gc"])
+    assert (args.minutes, args.visits, args.gc) == (0.1, 2, True)
+    text = report([330.0, 340.0, 341.0], [341.0, 345.0, 347.0], minutes=0.1, visits=2, gc=False)
+    assert "off (the app's setting)" in text and "+3.0 MB per visit" in text
+    assert math.isfinite(float(re.search(r"([+-][\d.]+) MB/min", text)[1]))
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(BROWSER))
+def test_browser_bench_runs_at_tiny_sizes(name):
+    _require_browser()  # each run serves the app and drives a Chromium of its own
+    command = [sys.executable, "-m", f"bench.{name}", *BROWSER[name]]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "----" in done.stdout, done.stdout  # its table
