@@ -5,17 +5,16 @@ import pandas as pd
 import streamlit as st
 
 import pages.ui as ui
-from mlp.data import KINDS
 from mlp.figures.diagrams import shape_svg
 from mlp.figures.tensors import spread_figure, tensor_heatmap
 from mlp.lessons.checks import step_checks
 from mlp.lessons.format import loss_text
 from mlp.lessons.forward_backward import (
+    BATCH_AND_NETWORK,
     FIXED_D_IN,
     FIXED_K,
     SPECS,
     VIEW_SPECS,
-    WIDTHS,
     from_query,
     from_widgets,
     operands,
@@ -27,12 +26,9 @@ from mlp.lessons.init_spread import spread_summary
 from mlp.lessons.shapes import shape_story
 from mlp.lessons.tables import layer_table, tensor_table
 from mlp.manual import pass_source, step_code
-from mlp.model import ACTIVATIONS, INITS
 from pages.ui.forward import (
     COUNTS,
     ICONS,
-    INIT_LABELS,
-    SOURCE_LABELS,
     TAB_LABELS,
     cached_gradient_report,
     cached_spread,
@@ -68,23 +64,20 @@ lesson_link = ui.lesson_panel("fb_", "forward_backward", load)
 
 # --- the network and the batch (sidebar) -----------------------------------------------------
 with st.sidebar:
-    st.subheader("Network and batch")
-    source = st.selectbox("Input", list(SOURCE_LABELS), format_func=SOURCE_LABELS.get, key="fb_source")
+    st.subheader(BATCH_AND_NETWORK)
+    source = ui.control("fb_", SPECS, "source")
     if source == "toy":
-        st.selectbox("Toy set", KINDS, key="fb_toy_kind")
-    ui.number("Batch size N", SPECS["n"], "fb_n")
-    if fixed := FIXED_D_IN.get(source):  # a separate, disabled widget shows the width the data fixes
-        st.number_input("Input width d_in", value=fixed, disabled=True, key=f"fb_d_in_{source}")
-    else:
-        ui.number("Input width d_in", SPECS["d_in"], "fb_d_in")
-    st.text_input("Hidden widths", key="fb_hidden", help=WIDTHS.help)
-    if fixed := FIXED_K.get(source):  # like d_in: a disabled widget shows what the data fixes
-        st.number_input("Classes K", value=fixed, disabled=True, key=f"fb_k_{source}", help="Ten digits.")
-    else:
-        ui.number("Classes K", SPECS["k"], "fb_k")
-    st.selectbox("Activation", ACTIVATIONS, key="fb_activation")
-    st.selectbox("Initialisation", INITS, format_func=INIT_LABELS.get, key="fb_init")
-    ui.number("Seed", SPECS["seed"], "fb_seed")
+        ui.control("fb_", SPECS, "toy_kind")
+    ui.control("fb_", SPECS, "n")
+    for name, fixed in (("d_in", FIXED_D_IN.get(source)), ("k", FIXED_K.get(source))):
+        if fixed:  # a separate, disabled widget shows the width the data fixes
+            st.number_input(SPECS[name].label, value=fixed, disabled=True, key=f"fb_{name}_{source}")
+        else:
+            ui.control("fb_", SPECS, name)
+        if name == "d_in":
+            ui.control("fb_", SPECS, "hidden")
+    for name in ("activation", "init", "seed"):
+        ui.control("fb_", SPECS, name)
 
 cfg, problems = from_widgets({name: st.session_state.get(f"fb_{name}") for name in SPECS}, saved)
 st.session_state.fb_settings = cfg
@@ -94,7 +87,7 @@ lesson = run_lesson(cfg)
 names = [s.name for s in lesson.steps]
 # One container for what comes and goes above the tabs, so the open tab stays open.
 with st.container():
-    arch = f"{' → '.join(map(str, lesson.widths))} · {cfg.activation} · {INIT_LABELS[cfg.init]} init"
+    arch = f"{' → '.join(map(str, lesson.widths))} · {cfg.activation} · {SPECS['init'].show(cfg.init)} init"
     st.markdown(f"**Network** {arch} · **batch** {lesson.batch.note}")
     if lesson.batch.images is not None:
         st.image(list(lesson.batch.images[:16]), caption=[str(v) for v in lesson.batch.y[:16]], width=56)
@@ -190,11 +183,7 @@ with overview_tab:
 
 # --- gradient check ------------------------------------------------------------------------------
 with grad_tab:
-    st.toggle(
-        "Break the gradient (flip the activation mask in backprop)",
-        key="fb_break_grad",
-        help="Backprop then uses 1 − f′(z): for ReLU, gradient flows through the units that were off.",
-    )
+    ui.control("fb_", SPECS, "break_grad")
     report = cached_gradient_report(cfg, lesson)
     ok, verdict = report.verdict()
     (st.success if ok else st.error)(verdict)

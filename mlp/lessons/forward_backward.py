@@ -16,46 +16,56 @@ import torch
 
 from mlp.data import KINDS, MAX_CLASSES, MULTICLASS_KINDS, load_sample, make_2d, teacher_task
 from mlp.lessons import settings as form
-from mlp.lessons.settings import LinkNote, Spec, WidthLimits
+from mlp.lessons.settings import LinkNote, Spec, WidthLimits, setting
 from mlp.manual import ForwardBackward, Step, derivative_name, forward_backward
-from mlp.model import ACTIVATIONS, INITS, MAX_HIDDEN_LAYERS, MLP
+from mlp.model import MAX_HIDDEN_LAYERS, MLP
 
 SOURCES = ("gaussian", "toy", "mnist", "teacher")  # N(0, 1) rows, a 2D toy set, digits, a teacher's labels
 FIXED_D_IN = {"toy": 2, "mnist": 784, "teacher": 16}  # the inputs' width where the data decides it
 FIXED_K = {"mnist": 10}  # the classes where the data decides them: ten digits
 WIDTHS = WidthLimits(max_layers=4, max_width=1024, min_layers=1)
-SPECS: dict[str, Spec] = {
-    "n": Spec("n", 1, 1024),
-    "d_in": Spec("d_in", 1, 1024),
-    "hidden": Spec("hidden", widths=WIDTHS),
-    "k": Spec("k", 2, 100),
-    "activation": Spec("act", choices=ACTIVATIONS),
-    "init": Spec("init", choices=INITS),
-    "seed": Spec("seed", 0, 2**31 - 1),
-    "source": Spec("input", choices=SOURCES),
-    "toy_kind": Spec("toy", choices=KINDS),
-    "break_grad": Spec("break", choices=(False, True)),
+SOURCE_NAMES = {
+    "gaussian": "Random numbers",
+    "toy": "2D toy points",
+    "mnist": "MNIST digits",
+    "teacher": "Teacher network (16 inputs)",
 }
+BATCH_AND_NETWORK = "Network and batch"
 
 
 @dataclass(frozen=True)
 class ForwardSettings:
-    """The network and batch the lesson walks through."""
+    """The network and batch the lesson walks through. Each field is the one declaration of its
+    setting (mlp.lessons.settings): default, link name, range, widget."""
 
-    n: int = 4  # batch size N
-    d_in: int = 3  # input width (the data fixes it for toy points and MNIST)
-    hidden: tuple[int, ...] = (5,)  # 1 to 4 hidden widths
-    k: int = 3  # classes K (10 for MNIST; at least the toy set's classes)
-    activation: str = "relu"
-    init: str = "kaiming"
-    seed: int = 0
-    source: str = "gaussian"  # one of SOURCES
-    toy_kind: str = "moons"  # for source == "toy"
-    break_grad: bool = False  # flip the activation mask in backprop, to see the check fail
+    source: str = setting(
+        "gaussian",
+        Spec("input", choices=SOURCES, label="Input", section=BATCH_AND_NETWORK, names=SOURCE_NAMES),
+    )
+    toy_kind: str = setting("moons", Spec("toy", choices=KINDS, label="Toy set"))  # for source == "toy"
+    n: int = setting(4, Spec("n", 1, 1024, label="Batch size N", section=BATCH_AND_NETWORK, widget="number"))
+    d_in: int = setting(3, Spec("d_in", 1, 1024, label="Input width d_in", widget="number"))  # or the data's
+    hidden: tuple[int, ...] = setting((5,), form.HIDDEN.like(widths=WIDTHS, section=BATCH_AND_NETWORK))
+    k: int = setting(3, Spec("k", 2, 100, label="Classes K", widget="number"))  # or the data's (10 digits)
+    activation: str = setting("relu", form.ACTIVATION.like(section=BATCH_AND_NETWORK))
+    init: str = setting("kaiming", form.INIT.like(section=BATCH_AND_NETWORK))
+    seed: int = setting(0, form.SEED.like(section=BATCH_AND_NETWORK))
+    break_grad: bool = setting(  # in the gradient-check tab: a wrong backprop, to see the check fail
+        False,
+        Spec(
+            "break",
+            choices=(False, True),
+            label="Break the gradient (flip the activation mask in backprop)",
+            help="Backprop then uses 1 − f′(z): for ReLU, gradient flows through the units that were off.",
+        ),
+    )
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "hidden", tuple(int(h) for h in self.hidden))
         form.check(self, SPECS)
+
+
+SPECS: dict[str, Spec] = form.specs_of(ForwardSettings)
 
 
 def step_names(hidden_layers: int) -> list[str]:

@@ -12,18 +12,6 @@ from mlp.lessons.init_spread import activation_spread
 from mlp.lessons.teacher import D_IN, EPOCHS, POINTS, teacher_curve
 from pages.ui.shell import chart
 
-SOURCE_LABELS = {
-    "gaussian": "Random numbers",
-    "toy": "2D toy points",
-    "mnist": "MNIST digits",
-    "teacher": "Teacher network (16 inputs)",
-}
-INIT_LABELS = {
-    "kaiming": "He (Kaiming)",
-    "xavier": "Xavier (Glorot)",
-    "normal": "N(0, 0.02)",
-    "pytorch": "PyTorch",
-}
 # Material icons ship with Streamlit, so they render where no emoji font is installed.
 ICONS = {
     True: ":green[:material/check_circle:]",
