@@ -44,6 +44,7 @@ class MnistSettings:
     init: str = setting("kaiming", form.INIT)
     dropout: float = setting(0.0, form.DROPOUT.like(high=0.8))
     optimizer: str = setting("adam", form.OPTIMIZER)
+    momentum: float = setting(0.9, form.MOMENTUM)
     lr: float = setting(1e-3, form.LR.like(stops=(1e-4, 3e-4, 1e-3, 2e-3, 3e-3, 0.01, 0.03, 0.1, 0.3)))
     batch_size: int = setting(128, form.BATCH.like(stops=(*form.BATCH.stops, 512, 1024)))
     epochs: int = setting(5, form.EPOCHS)

@@ -52,6 +52,7 @@ class Settings:
         ),
     )  # fmt: skip
     optimizer: str = setting("adam", form.OPTIMIZER)
+    momentum: float = setting(0.9, form.MOMENTUM)
     lr: float = setting(
         0.01, form.LR.like(stops=(1e-4, 3e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0))
     )

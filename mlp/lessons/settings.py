@@ -180,6 +180,10 @@ INIT = Spec("init", choices=INITS, label="Initialisation", section=NETWORK, name
 DROPOUT = Spec("dropout", 0.0, 0.9, step=0.05, label="Dropout", section=NETWORK)
 SEED = Spec("seed", 0, 2**31 - 1, label="Seed", section=NETWORK, widget="number")
 OPTIMIZER = Spec("opt", choices=OPTIMIZERS, label="Optimizer", section=TRAINING)
+MOMENTUM = Spec(
+    "mom", stops=(0.0, 0.5, 0.9, 0.95, 0.99), label="Momentum", section=TRAINING,
+    help="For momentum and Nesterov: the share of the last step that carries into the next.",
+)  # fmt: skip
 LR = Spec("lr", stops=(1e-4, 3e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1, 0.3), label="Learning rate", section=TRAINING)
 BATCH = Spec("bs", stops=(16, 32, 64, 128, 256), label="Batch size", section=TRAINING)
 WEIGHT_DECAY = Spec("wd", stops=(0.0, 1e-5, 1e-4, 1e-3, 1e-2), label="Weight decay", section=TRAINING)
