@@ -12,7 +12,7 @@ from typing import Any
 
 from mlp.data.points import Points, UploadedPoints, points_csv, read_points_csv, uploaded_points
 from mlp.data.teacher import teacher_task
-from mlp.data.toy import KINDS, MAX_CLASSES, MULTICLASS_KINDS, gallery, make_2d, split
+from mlp.data.toy import KINDS, MAX_CLASSES, MULTICLASS_KINDS, class_count, gallery, make_2d, split
 
 # MNIST's names load on first use, not with the package: `python -m mlp.data.mnist` imports this
 # package first, and runpy warns when the module it is about to run as __main__ is already
@@ -35,6 +35,7 @@ __all__ = [
     "MnistData",
     "Points",
     "UploadedPoints",
+    "class_count",
     "gallery",
     "load_mnist",
     "load_sample",

@@ -13,6 +13,12 @@ MAX_POINTS = 100_000
 MAX_NOISE = 2.0
 
 
+def class_count(kind: str, asked: int) -> int:
+    """How many classes `kind` has when `asked` for some: that many for the kinds whose count can
+    change (MULTICLASS_KINDS), else 2. The rule's one home."""
+    return asked if kind in MULTICLASS_KINDS else 2
+
+
 def make_2d(
     kind: str, n: int, noise: float = 0.1, classes: int = 2, seed: int = 0
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -90,7 +96,4 @@ def gallery(
     kinds: tuple[str, ...] = KINDS, n: int = 300, seed: int = 0
 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """One small sample of each toy set (3 classes where a set can have more than 2)."""
-    return {
-        kind: make_2d(kind, n, noise=0.1, classes=3 if kind in MULTICLASS_KINDS else 2, seed=seed)
-        for kind in kinds
-    }
+    return {kind: make_2d(kind, n, noise=0.1, classes=class_count(kind, 3), seed=seed) for kind in kinds}

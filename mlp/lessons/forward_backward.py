@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from mlp.data import KINDS, MAX_CLASSES, MULTICLASS_KINDS, load_sample, make_2d, teacher_task
+from mlp.data import KINDS, MAX_CLASSES, class_count, load_sample, make_2d, teacher_task
 from mlp.lessons import settings as form
 from mlp.lessons.settings import LinkNote, Spec, WidthLimits, setting
 from mlp.manual import ForwardBackward, Step, derivative_name, forward_backward
@@ -162,7 +162,7 @@ def make_batch(cfg: ForwardSettings) -> Batch:
         note = f"{len(idx)} real MNIST digits, pixels scaled to [0, 1] and flattened to 784 numbers each."
         return Batch(X, data.y_test[idx], FIXED_K["mnist"], images, note)
     if cfg.source == "toy":
-        classes = min(max(2, cfg.k), MAX_CLASSES) if cfg.toy_kind in MULTICLASS_KINDS else 2
+        classes = class_count(cfg.toy_kind, min(max(2, cfg.k), MAX_CLASSES))
         X, y = make_2d(cfg.toy_kind, max(cfg.n, 2 * classes), noise=0.1, classes=classes, seed=cfg.seed)
         note = f"{cfg.n} points of the '{cfg.toy_kind}' set: x1 and x2 are the 2 input features."
         return Batch(X[: cfg.n], y[: cfg.n], max(cfg.k, classes), None, note)

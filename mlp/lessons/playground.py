@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mlp.data import KINDS, MAX_CLASSES, MULTICLASS_KINDS, Points, make_2d, split
+from mlp.data import KINDS, MAX_CLASSES, Points, class_count, make_2d, split
 from mlp.lessons import settings as form
 from mlp.lessons.settings import LinkNote, Spec, WidthLimits, setting
 from mlp.train import ENGINES, TrainConfig, engine_problem
@@ -79,7 +79,7 @@ class Settings:
     def __post_init__(self) -> None:
         object.__setattr__(self, "hidden", tuple(int(h) for h in self.hidden))
         form.check(self, SPECS)
-        if self.kind not in MULTICLASS_KINDS and self.classes != 2:
+        if class_count(self.kind, self.classes) != self.classes:
             raise ValueError(f"'{self.kind}' has 2 classes; use blobs or spiral for more.")
         if problem := engine_problem(self.engine, self.dropout):
             raise ValueError(problem)
@@ -130,10 +130,10 @@ def from_query(query: Mapping[str, Any], base: Settings | None = None) -> tuple[
         )
     values, given, notes = form.read_link(query, base or Settings(), SPECS)
     notes = file_notes + notes
-    if values["kind"] not in MULTICLASS_KINDS and values["classes"] != 2:
+    if (classes := class_count(values["kind"], values["classes"])) != values["classes"]:
         if "classes" in given:
             notes.append(LinkNote("classes", str(values["classes"]), "this data set has 2 classes"))
-        values["classes"] = 2
+        values["classes"] = classes
     if engine_problem(values["engine"], values["dropout"]):
         notes.append(LinkNote("dropout", str(values["dropout"]), "the manual engine has no dropout"))
         values["dropout"] = 0.0
@@ -160,7 +160,6 @@ def from_widgets(values: Mapping[str, Any], fallback: Settings) -> tuple[Setting
     def fix(values: dict[str, Any]) -> None:
         if engine_problem(values["engine"], values["dropout"]):
             values["dropout"] = 0.0  # the sidebar disables the slider; its value stays for autograd
-        if values["kind"] not in MULTICLASS_KINDS:
-            values["classes"] = 2
+        values["classes"] = class_count(values["kind"], values["classes"])
 
     return form.from_widgets(values, fallback, SPECS, fix)
