@@ -34,8 +34,8 @@ from bench.timing import measure, table
 from mlp.data import make_2d
 from mlp.figures.plane import boundary_image
 from mlp.lessons.playground import Settings, make_points
-from mlp.lessons.playground_run import Playground
 from mlp.model import MLP
+from mlp.runs.playground import Playground
 from mlp.train import TrainConfig, Trainer
 from pages.ui.frames import FRAME_BUDGET, Stream
 

@@ -1,6 +1,6 @@
 """mlp: the library behind the MLP Playground. Usable from a notebook; never imports streamlit.
 
-Three layers; arrows point down (tests/test_repo.py checks it):
+Layers; arrows point down (tests/test_repo.py checks it):
 
     core (imports only the core)
         model.py      the MLP as an nn.Module, seeded inits, to and from the notes' [(W, b)]
@@ -13,8 +13,11 @@ Three layers; arrows point down (tests/test_repo.py checks it):
         data/         toy sets, CSV points, bounded checked downloads, MNIST (parse, cache, sample),
                       drawn digits
         train/        one engine: config, schedule, optimizer, batches, gradients, guard, trainer
-    lessons/          one model per page: its settings (and their link form), its run, what it shows
+    links/            each setting declared once, and the link form (imports only the core)
     figures/          plotly figures and SVG from plain arrays: no training, no settings
+    lessons/          one model per page: its settings, its batch or points, what it shows
+    runs/             a visitor's runs: the playground's frames, MNIST jobs, what a run shows
+    curriculum/       the lessons, the challenges, the teacher task
 """
 
 __version__ = "0.1.0"

@@ -8,7 +8,6 @@ import pages.ui as ui
 from mlp.figures.diagrams import shape_svg
 from mlp.figures.tensors import spread_figure, tensor_heatmap
 from mlp.lessons.checks import step_checks
-from mlp.lessons.format import loss_text
 from mlp.lessons.forward_backward import (
     BATCH_AND_NETWORK,
     FIXED_D_IN,
@@ -25,6 +24,7 @@ from mlp.lessons.forward_backward import (
 from mlp.lessons.init_spread import spread_summary
 from mlp.lessons.shapes import shape_story
 from mlp.lessons.tables import layer_table, tensor_table
+from mlp.links.format import loss_text
 from mlp.manual import pass_source, step_code
 from pages.ui.forward import (
     COUNTS,

@@ -3,11 +3,11 @@
 import streamlit as st
 
 import pages.ui as ui
+from mlp.curriculum.catalogue import LESSON, LESSONS
+from mlp.curriculum.challenges import CHALLENGE, CHALLENGES
 from mlp.data import gallery
 from mlp.figures.plane import toy_gallery
-from mlp.lessons.catalogue import LESSON, LESSONS
-from mlp.lessons.challenges import CHALLENGE, CHALLENGES
-from mlp.lessons.settings import LinkNote
+from mlp.links.settings import LinkNote
 from pages.ui.shell import DEBUG, PRESENT
 
 ui.require_shell()

@@ -6,14 +6,14 @@ import time
 import streamlit as st
 
 import pages.ui as ui
+from mlp.curriculum.challenges import Score
 from mlp.data import MnistData
 from mlp.data.mnist import for_server
 from mlp.device import device_choices, pick_device
 from mlp.figures.curves import live_curves_figure, lr_figure
-from mlp.lessons.challenges import Score
-from mlp.lessons.mnist import CUDA_ONLY, DEVICE, SPECS, MnistSession, from_query, from_widgets, to_query
-from mlp.lessons.mnist_run import VAL_FRACTION
-from mlp.lessons.settings import NETWORK, TRAINING
+from mlp.lessons.mnist import CUDA_ONLY, DEVICE, SPECS, from_query, from_widgets, to_query
+from mlp.links.settings import NETWORK, TRAINING
+from mlp.runs.mnist import VAL_FRACTION, MnistSession
 from mlp.train import describe_schedule
 from mlp.train.jobs import shared_executor
 from pages.ui import mnist as views

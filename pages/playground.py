@@ -3,14 +3,14 @@
 import streamlit as st
 
 import pages.ui as ui
+from mlp.curriculum.challenges import playground_scores
 from mlp.data import MULTICLASS_KINDS, read_points_csv
 from mlp.figures.classes import confusion_figure
 from mlp.figures.curves import epoch_curves_figure
 from mlp.figures.plane import plane_points
-from mlp.lessons.challenges import playground_scores
 from mlp.lessons.playground import DATA, PRESETS, SPECS, from_query, from_widgets, link
-from mlp.lessons.playground_run import Playground, current_run
-from mlp.lessons.settings import NETWORK, TRAINING
+from mlp.links.settings import NETWORK, TRAINING
+from mlp.runs.playground import Playground, current_run
 from mlp.train import describe_schedule, supports_dropout
 from pages.ui import playground as panels
 from pages.ui.shell import COMPARE

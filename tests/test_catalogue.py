@@ -13,16 +13,16 @@ from dataclasses import replace
 import pytest
 import torch
 
+from mlp.curriculum.catalogue import COMPARE, LESSON, LESSONS, PAGES, Setup, lessons_for
+from mlp.curriculum.teacher import teacher_curve
 from mlp.data import load_sample
 from mlp.lessons import forward_backward as fb
 from mlp.lessons import mnist as mn
 from mlp.lessons import playground as pg
-from mlp.lessons.catalogue import COMPARE, LESSON, LESSONS, PAGES, Setup, lessons_for
 from mlp.lessons.init_spread import activation_spread
-from mlp.lessons.mnist_run import MnistRun, first_layer_weights
-from mlp.lessons.playground_run import Playground
-from mlp.lessons.teacher import teacher_curve
 from mlp.metrics import neighbour_correlation
+from mlp.runs.mnist import MnistRun, first_layer_weights
+from mlp.runs.playground import Playground
 
 READERS = {"playground": pg.from_query, "forward_backward": fb.from_query, "mnist": mn.from_query}
 

@@ -8,13 +8,13 @@ from dataclasses import replace
 
 import pytest
 
+from mlp.curriculum.catalogue import PAGES
+from mlp.curriculum.challenges import CHALLENGES, Challenge, Score, parameter_count, playground_scores
 from mlp.data import load_sample
 from mlp.lessons import mnist as mn
 from mlp.lessons import playground as pg
-from mlp.lessons.catalogue import PAGES
-from mlp.lessons.challenges import CHALLENGES, Challenge, Score, parameter_count, playground_scores
-from mlp.lessons.mnist_run import MnistRun
-from mlp.lessons.playground_run import Playground
+from mlp.runs.mnist import MnistRun
+from mlp.runs.playground import Playground
 from tests.test_catalogue import AT_LEAST, SEEDS, moved
 
 

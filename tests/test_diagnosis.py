@@ -1,4 +1,4 @@
-"""mlp.lessons.diagnosis through real runs: each banner names the cause the run shows, and every
+"""mlp.runs.diagnosis through real runs: each banner names the cause the run shows, and every
 figure of a run (the numbers, the confusion matrix, the boundary) describes the same model."""
 
 import math
@@ -7,9 +7,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from mlp.lessons import diagnosis
 from mlp.lessons.playground import PRESETS, Settings, make_points
-from mlp.lessons.playground_run import Playground
+from mlp.runs import diagnosis
+from mlp.runs.playground import Playground
 
 DEEP = Settings(kind="moons", n=400, noise=0.15, classes=2, hidden=(32,) * 8, optimizer="sgd", lr=0.1)
 

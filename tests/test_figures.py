@@ -22,9 +22,10 @@ from mlp.figures.plane import neurons_image, plane_view, toy_gallery
 from mlp.figures.style import for_presenter, png_data_uri
 from mlp.figures.tensors import spread_figure, tensor_heatmap
 from mlp.lessons.init_spread import activation_spread
-from mlp.lessons.mnist import MnistRun, MnistSettings
+from mlp.lessons.mnist import MnistSettings
 from mlp.lessons.playground import PRESETS
-from mlp.lessons.playground_run import current_run
+from mlp.runs.mnist import MnistRun
+from mlp.runs.playground import current_run
 
 FIGURE_MODULES = (mlp.figures.classes, mlp.figures.curves, mlp.figures.plane, mlp.figures.tensors)
 # Redrawn every frame, so built without validation (mlp.figures.style.fast_figure).

@@ -9,7 +9,7 @@ import pytest
 from streamlit import config
 
 from mlp.lessons.playground import PRESETS, Settings
-from mlp.lessons.playground_run import current_run
+from mlp.runs.playground import current_run
 from mlp.train.turns import shared_turns
 from pages.ui.frames import (
     BUSY,

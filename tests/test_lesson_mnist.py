@@ -10,9 +10,9 @@ import torch
 from mlp.data import load_sample
 from mlp.errors import OUT_OF_MEMORY, UNEXPECTED
 from mlp.io import model_to_bytes
-from mlp.lessons.mnist import MnistSession, MnistSettings, from_query, from_widgets, to_query
-from mlp.lessons.mnist_run import MnistRun, first_layer_weights, predict, predictor
+from mlp.lessons.mnist import MnistSettings, from_query, from_widgets, to_query
 from mlp.metrics import neighbour_correlation
+from mlp.runs.mnist import MnistRun, MnistSession, first_layer_weights, predict, predictor
 from mlp.train.jobs import Executor
 
 

@@ -8,10 +8,10 @@ import pytest
 import torch
 
 from mlp.data import read_points_csv
-from mlp.lessons.format import loss_text
 from mlp.lessons.playground import PRESETS, Settings, from_query, from_widgets, link, make_points, to_query
-from mlp.lessons.playground_run import Playground, current_run
+from mlp.links.format import loss_text
 from mlp.model import MLP
+from mlp.runs.playground import Playground, current_run
 from mlp.train import TrainConfig, Trainer
 
 

@@ -12,7 +12,7 @@ import torch
 
 from mlp.io import model_from_bytes
 from mlp.lessons.playground import PRESETS, to_query
-from mlp.lessons.playground_run import current_run
+from mlp.runs.playground import current_run
 from tests.harness import open_tab, plane_metric, wait_for_app
 
 pytestmark = pytest.mark.browser

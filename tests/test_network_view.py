@@ -6,9 +6,9 @@ import numpy as np
 import torch
 
 from mlp.figures.network import hidden_space_figure, network_svg, unit_figure
-from mlp.lessons.network_view import MAX_UNITS, hidden_space, network_picture
 from mlp.lessons.playground import Settings, make_points
-from mlp.lessons.playground_run import Playground
+from mlp.runs.network_view import MAX_UNITS, hidden_space, network_picture
+from mlp.runs.playground import Playground
 
 
 def run_of(**changes) -> Playground:

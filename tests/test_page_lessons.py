@@ -4,11 +4,11 @@ from urllib.parse import parse_qsl
 
 import pytest
 
+from mlp.curriculum.catalogue import LESSONS
+from mlp.curriculum.challenges import CHALLENGES
 from mlp.lessons import forward_backward as fb
 from mlp.lessons import mnist as mn
 from mlp.lessons import playground as pg
-from mlp.lessons.catalogue import LESSONS
-from mlp.lessons.challenges import CHALLENGES
 from tests.conftest import open_page
 
 

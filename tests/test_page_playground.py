@@ -14,7 +14,7 @@ import torch
 
 from mlp.io import model_from_bytes
 from mlp.lessons.playground import PRESETS, to_query
-from mlp.lessons.playground_run import current_run
+from mlp.runs.playground import current_run
 from pages.ui.frames import GONE, LEASE_SECONDS, PATH, TOKEN_HEADER, serve_frame
 from tests.conftest import open_page, shoot, wait_for_app
 from tests.harness import plane_metric

@@ -1,10 +1,10 @@
-"""What every page's settings share (mlp.lessons.settings): ranges, their words, the link form."""
+"""What every page's settings share (mlp.links.settings): ranges, their words, the link form."""
 
 import pytest
 
 from mlp.lessons.forward_backward import SPECS as FORWARD_SPECS
 from mlp.lessons.forward_backward import ForwardSettings
-from mlp.lessons.settings import Spec, number_text, read_link
+from mlp.links.settings import Spec, number_text, read_link
 
 
 @pytest.mark.parametrize(
@@ -27,7 +27,7 @@ def test_a_seed_out_of_range_names_the_largest_seed_in_full():
 
 def test_a_setting_declared_once_reaches_the_sidebar_the_link_the_checks_and_the_training():
     """Momentum was added to the playground as one field (mlp/lessons/playground.py) with a spec
-    shared from mlp/lessons/settings.py: nothing else was written for it."""
+    shared from mlp/links/settings.py: nothing else was written for it."""
     from mlp.lessons import playground as pg
     from tests.conftest import open_page
 

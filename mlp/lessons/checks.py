@@ -10,8 +10,8 @@ import numpy as np
 import torch
 
 from mlp.gradcheck import Comparison, FiniteDifference, autograd_grads, compare_grads, finite_differences
-from mlp.lessons.format import loss_text
-from mlp.lessons.forward_backward import Lesson
+from mlp.lessons.forward_backward import Walkthrough
+from mlp.links.format import loss_text
 from mlp.manual import Step, forward_backward
 
 
@@ -22,7 +22,7 @@ class Check:
     detail: str
 
 
-def step_checks(lesson: Lesson, step: Step) -> list[Check]:
+def step_checks(lesson: Walkthrough, step: Step) -> list[Check]:
     """The sanity checks that apply to one step."""
     value = np.asarray(step.value.cpu() if torch.is_tensor(step.value) else step.value, dtype=np.float64)
     checks = [Check("finite", bool(np.isfinite(value).all()), "no NaN or infinity")]
@@ -109,7 +109,7 @@ class GradientReport:
         ]
 
 
-def gradient_report(lesson: Lesson, per_param: int = 3) -> GradientReport:
+def gradient_report(lesson: Walkthrough, per_param: int = 3) -> GradientReport:
     """The lesson's manual gradients against autograd and central differences, in float64.
 
     The manual pass is rerun in float64 (with the same break toggle) so the comparison measures
@@ -129,7 +129,7 @@ def gradient_report(lesson: Lesson, per_param: int = 3) -> GradientReport:
     return GradientReport(rows, fd, loss)
 
 
-def _params_np(lesson: Lesson) -> list[tuple[np.ndarray, np.ndarray]]:
+def _params_np(lesson: Walkthrough) -> list[tuple[np.ndarray, np.ndarray]]:
     t = lesson.result.tensors
     L = len(lesson.widths) - 1
     return [(_np(t[f"W{l}"]), _np(t[f"b{l}"])) for l in range(1, L + 1)]

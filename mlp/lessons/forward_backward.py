@@ -15,8 +15,8 @@ import numpy as np
 import torch
 
 from mlp.data import KINDS, MAX_CLASSES, class_count, load_sample, make_2d, teacher_task
-from mlp.lessons import settings as form
-from mlp.lessons.settings import LinkNote, Spec, WidthLimits, setting
+from mlp.links import settings as form
+from mlp.links.settings import LinkNote, Spec, WidthLimits, setting
 from mlp.manual import ForwardBackward, Step, derivative_name, forward_backward
 from mlp.model import MAX_HIDDEN_LAYERS, MLP
 
@@ -36,7 +36,7 @@ BATCH_AND_NETWORK = "Network and batch"
 @dataclass(frozen=True)
 class ForwardSettings:
     """The network and batch the lesson walks through. Each field is the one declaration of its
-    setting (mlp.lessons.settings): default, link name, range, widget."""
+    setting (mlp.links.settings): default, link name, range, widget."""
 
     source: str = setting(
         "gaussian",
@@ -180,7 +180,7 @@ def make_batch(cfg: ForwardSettings) -> Batch:
 
 
 @dataclass
-class Lesson:
+class Walkthrough:
     """One forward and backward pass, ready to be shown step by step."""
 
     cfg: ForwardSettings
@@ -229,7 +229,7 @@ def operands(step: Step) -> list[str]:
     return [*inputs, step.name]
 
 
-def run_lesson(cfg: ForwardSettings) -> Lesson:
+def run_lesson(cfg: ForwardSettings) -> Walkthrough:
     """Build the batch and the network, then run the manual pass in both backends."""
     batch = make_batch(cfg)
     widths = [batch.X.shape[1], *cfg.hidden, batch.k]
@@ -243,4 +243,4 @@ def run_lesson(cfg: ForwardSettings) -> Lesson:
         float(np.max(np.abs(np.asarray(a.value, dtype=np.float64) - b.value.double().numpy()), initial=0.0))
         for a, b in zip(numpy_pass.steps, torch_pass.steps, strict=True)
     )
-    return Lesson(cfg, batch, widths, {"numpy": numpy_pass, "torch": torch_pass}, diff)
+    return Walkthrough(cfg, batch, widths, {"numpy": numpy_pass, "torch": torch_pass}, diff)

@@ -1,7 +1,7 @@
 """The 2D playground's settings: what they may hold, their link form, the presets, the points.
 
 `Settings` is everything a link reproduces; the sidebar, the address bar and the run all
-read it. The run itself (the network being trained) is `mlp.lessons.playground_run`.
+read it. The run itself (the network being trained) is `mlp.runs.playground`.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from mlp.data import KINDS, MAX_CLASSES, Points, class_count, make_2d, split
-from mlp.lessons import settings as form
-from mlp.lessons.settings import LinkNote, Spec, WidthLimits, setting
+from mlp.links import settings as form
+from mlp.links.settings import LinkNote, Spec, WidthLimits, setting
 from mlp.train import ENGINES, TrainConfig, engine_problem
 
 # One thread: a 2D net's matmuls are tiny, and with the cores shared (the browser drawing the
@@ -30,7 +30,7 @@ MODEL_FIELDS = ("hidden", "activation", "init", "dropout", "seed")
 @dataclass(frozen=True)
 class Settings:
     """Everything a link reproduces: the data, the network and how it trains. Each field is the
-    one declaration of its setting (mlp.lessons.settings): default, link name, range, widget."""
+    one declaration of its setting (mlp.links.settings): default, link name, range, widget."""
 
     kind: str = setting("spiral", Spec("data", choices=KINDS, label="Data set", section=DATA))
     n: int = setting(600, Spec("n", 50, 2000, step=50, label="Points", section=DATA))  # train and test

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mlp.lessons.forward_backward import Lesson
+from mlp.lessons.forward_backward import Walkthrough
 from mlp.manual import Step
 
 
@@ -29,7 +29,7 @@ class ShapeStory:
     sentence: str  # the shape rule in words
 
 
-def _operand(lesson: Lesson, name: str, transpose: bool = False) -> Operand:
+def _operand(lesson: Walkthrough, name: str, transpose: bool = False) -> Operand:
     value = lesson.result.tensors[name]
     shape, symbols = tuple(np.shape(value)), lesson.symbols(name)
     if transpose:
@@ -37,7 +37,7 @@ def _operand(lesson: Lesson, name: str, transpose: bool = False) -> Operand:
     return Operand(name, shape, symbols)
 
 
-def shape_story(lesson: Lesson, step: Step) -> ShapeStory:
+def shape_story(lesson: Walkthrough, step: Step) -> ShapeStory:
     """How the operands' shapes make the result's shape, for one step."""
     result = _operand(lesson, step.name)
     ins = step.inputs

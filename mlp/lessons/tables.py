@@ -7,7 +7,7 @@ from itertools import pairwise
 
 import numpy as np
 
-from mlp.lessons.forward_backward import Lesson
+from mlp.lessons.forward_backward import Walkthrough
 from mlp.manual import shape_text
 
 
@@ -20,7 +20,7 @@ def role_of(name: str) -> str:
     return "gradient" if name.startswith("d") else "activation"
 
 
-def tensor_table(lesson: Lesson) -> list[dict]:
+def tensor_table(lesson: Walkthrough) -> list[dict]:
     """Every tensor of the pass: name, role, shape, elements and bytes."""
     rows = []
     for name, value in lesson.result.tensors.items():

@@ -14,7 +14,7 @@ The line is fair by compute, not by arrival: of those waiting, the turn goes to 
 who has used the least CPU time lately (each visitor's use fades by half every HALF_LIFE
 seconds). A visitor whose frames are costly (a big network on many points) is served when no
 lighter one waits, so they slow themselves, not the class; they still get every turn the
-others leave. (What a turn may cost is the caller's to bound: mlp.lessons.playground_run.)
+others leave. (What a turn may cost is the caller's to bound: mlp.runs.playground.)
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ from typing import Any
 
 import streamlit as st
 
-from mlp.lessons.settings import LinkNote, Spec, section, widget_values
+from mlp.links.settings import LinkNote, Spec, section, widget_values
 from pages.ui.shell import SHOW
 
 

@@ -4,12 +4,12 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from mlp.curriculum.teacher import D_IN, EPOCHS, POINTS, teacher_curve
 from mlp.figures.curves import epoch_curves_figure
 from mlp.lessons.checks import GradientReport, gradient_report
-from mlp.lessons.format import loss_text
-from mlp.lessons.forward_backward import ForwardSettings, ForwardView, Lesson
+from mlp.lessons.forward_backward import ForwardSettings, ForwardView, Walkthrough
 from mlp.lessons.init_spread import activation_spread
-from mlp.lessons.teacher import D_IN, EPOCHS, POINTS, teacher_curve
+from mlp.links.format import loss_text
 from pages.ui.shell import chart
 
 # Material icons ship with Streamlit, so they render where no emoji font is installed.
@@ -22,7 +22,7 @@ COUNTS = ("parameters", "forward FLOPs", "backward FLOPs", "elements", "bytes")
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def cached_gradient_report(cfg: ForwardSettings, _lesson: Lesson) -> GradientReport:
+def cached_gradient_report(cfg: ForwardSettings, _lesson: Walkthrough) -> GradientReport:
     """The gradient check depends only on the settings: computed once per network and batch."""
     return gradient_report(_lesson)
 

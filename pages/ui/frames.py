@@ -39,8 +39,8 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from mlp.figures.plane import boundary_image
-from mlp.lessons.format import FrameRate
-from mlp.lessons.playground_run import Playground
+from mlp.links.format import FrameRate
+from mlp.runs.playground import Playground
 from mlp.train.turns import shared_turns
 
 PATH = "/api/playground/frame"  # under the server's base URL path, if it has one (frame_path)

@@ -9,9 +9,9 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from mlp.lessons.catalogue import LESSON, LESSONS, Setup, lessons_for
-from mlp.lessons.challenges import CHALLENGE, CHALLENGES, Challenge, Score, challenges_for
-from mlp.lessons.settings import LinkNote
+from mlp.curriculum.catalogue import LESSON, LESSONS, Setup, lessons_for
+from mlp.curriculum.challenges import CHALLENGE, CHALLENGES, Challenge, Score, challenges_for
+from mlp.links.settings import LinkNote
 from pages.ui.shell import link_query, presenter
 from pages.ui.text import show_link_notes
 

@@ -10,10 +10,10 @@ from mlp.data.digits import MAX_IMAGE_MB, digit_from_canvas, digit_from_image
 from mlp.figures.classes import confusion_figure, digit_grid, probability_bars
 from mlp.figures.curves import compare_figure
 from mlp.figures.plane import neurons_image
-from mlp.lessons.format import loss_text
-from mlp.lessons.mnist import MAX_MODEL_MB, MnistSession
-from mlp.lessons.mnist_run import first_layer_weights, predict
+from mlp.lessons.mnist import MAX_MODEL_MB
+from mlp.links.format import loss_text
 from mlp.metrics import neighbour_correlation
+from mlp.runs.mnist import MnistSession, first_layer_weights, predict
 from pages.ui.pad import digit_pad
 from pages.ui.shell import chart, presenter
 from pages.ui.text import plain, say

@@ -6,9 +6,9 @@ from collections.abc import Mapping
 import streamlit as st
 
 from mlp.figures.network import hidden_space_figure, network_svg, unit_figure
-from mlp.lessons.network_view import hidden_space, network_picture
 from mlp.lessons.playground import ENGINE_NAMES, PRESETS, SPECS, from_query
-from mlp.lessons.playground_run import Playground
+from mlp.runs.network_view import hidden_space, network_picture
+from mlp.runs.playground import Playground
 from pages.ui.controls import load_settings
 from pages.ui.plane import plane_stream
 from pages.ui.shell import COMPARE, chart, presenter, settings_query, switches_query

@@ -6,9 +6,9 @@ from collections.abc import Callable, Mapping
 
 import streamlit as st
 
+from mlp.curriculum.catalogue import COMPARE, LESSON
+from mlp.curriculum.challenges import CHALLENGE
 from mlp.figures.style import for_presenter
-from mlp.lessons.catalogue import COMPARE, LESSON
-from mlp.lessons.challenges import CHALLENGE
 from pages.ui.internals import leave_pages_directory_mode
 from pages.ui.reconnect import reconnect_notice
 from pages.ui.text import literal

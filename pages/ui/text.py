@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import streamlit as st
 
 from mlp.errors import InputError, unexpected
-from mlp.lessons.settings import LinkNote
+from mlp.links.settings import LinkNote
 
 _log = logging.getLogger(__name__)
 # What Markdown could make a link, an image, HTML, code, emphasis, math or a table of: a

@@ -12,9 +12,9 @@ from dataclasses import dataclass, replace
 from itertools import pairwise
 from typing import Any
 
+from mlp.curriculum.catalogue import Setup
 from mlp.lessons import mnist as mn
 from mlp.lessons import playground as pg
-from mlp.lessons.catalogue import Setup
 
 CHALLENGE = "challenge"  # ?challenge=<key> in a page's link
 

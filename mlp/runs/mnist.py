@@ -1,5 +1,7 @@
 """One MNIST run: a model and its trainer (a background job's work), the views it publishes,
-its evaluation on the test digits, and its line in the comparison table."""
+its evaluation on the test digits, and its line in the comparison table; and one visitor's
+session of runs (`MnistSession`): Start queues a run on the executor, Stop ends it, finished
+runs are kept to compare."""
 
 from __future__ import annotations
 
@@ -11,15 +13,16 @@ import numpy as np
 import torch
 
 from mlp.data import MnistData
-from mlp.io import architecture_json, model_to_bytes
-from mlp.lessons.format import count_text, seconds_text
+from mlp.io import architecture_json, model_from_bytes, model_to_bytes
+from mlp.lessons.mnist import SUMMARY_FIELDS, MnistSettings, loaded_sentence, page_refuses, recorded_training
+from mlp.links.format import count_text, seconds_text
 from mlp.metrics import confusion_matrix, per_class, top_k
 from mlp.model import MLP, ModelConfig
 from mlp.train import Trainer, lr_factor, predict_proba
+from mlp.train.jobs import Executor, Job
 
 VAL_FRACTION = 0.1  # of the training digits, held out to watch over-fitting live
 CURVE_POINTS = 500  # the most points a live curve carries to the page
-SUMMARY_FIELDS = ("optimizer", "lr", "batch_size", "weight_decay", "scheduler", "grad_clip", "seed")
 
 
 @dataclass
@@ -268,3 +271,118 @@ def first_layer_weights(
     if start is not None:
         W = W - start.float()
     return W[:units].numpy().reshape(-1, 28, 28)
+
+
+class MnistSession:
+    """One visitor's MNIST page: the current job (or a finished run), and every run to compare.
+
+    Training runs as a job on the process's executor; the page only polls `view()`. The job's
+    owner is this object: when the visitor's session ends and it is collected, the job stops;
+    and with `keepalive`, when no page of theirs has polled (view() or the sidebar's line) for
+    that long: a closed tab.
+    """
+
+    def __init__(self) -> None:
+        self.job: Job | None = None
+        self.run: MnistRun | None = None  # a run that has ended (trained here or loaded), to look inside
+        self.runs: list[RunSummary] = []
+        self.loaded_file: str | None = None  # the id of the model file loaded last
+        self._predictor: tuple[dict, MLP] | None = None  # (the weights it copies, the model)
+
+    def start(
+        self, data: MnistData, settings: MnistSettings, executor: Executor, keepalive: float | None = None
+    ) -> None:
+        """Queue a new run; ValueError or RuntimeError (e.g. out of GPU memory) if it can't be built."""
+        name = f"run {len(self.runs) + 1}"
+        work = MnistRun(data, settings, name, threads=executor.threads_per_job)
+        self.job, self.run = executor.submit(work, name, owner=self, keepalive=keepalive), None
+
+    def stop(self, wait: float = 1.0) -> None:
+        """Stop the run after its current step, and wait (up to `wait` s) for it to end, so the
+        page that follows shows the stopped run (and its evaluation) at once."""
+        if self.job is not None:
+            self.job.stop()
+            self.job.wait(wait)
+
+    @property
+    def running(self) -> bool:
+        """Whether a run is queued or training."""
+        return self.job is not None and self.job.active
+
+    def sync(self) -> bool:
+        """Collect a job that has ended (its run, its line in the table); True the first time."""
+        if self.job is None or self.job.active or self.run is self.job.work:
+            return False
+        self.run = self.job.work
+        if self.job.state != "failed":
+            self.runs.append(self.run.summary())
+        return True
+
+    def view(self) -> RunView | None:
+        """What there is to show: the job's latest view, or the finished run's."""
+        if self.job is not None:  # training, or ended (collected by sync() or not yet)
+            self.job.seen()
+            return self.job.view
+        return self.run.view() if self.run is not None else None
+
+    def banner(self) -> tuple[str, str] | None:
+        """("info" | "error", sentence) about the job: its place in the queue, or why it failed."""
+        if self.job is None:
+            return None
+        if self.job.state == "queued":
+            ahead = self.job.position
+            waiting = f"{ahead} run{'s' * (ahead != 1)} wait ahead of yours" if ahead else "yours is next"
+            return "info", f"Waiting for a free training slot on the server: {waiting}."
+        if self.job.state in ("failed", "diverged", "cancelled"):
+            return "error", self.job.message or self.job.view.message
+        return None
+
+    def sidebar_status(self) -> str | None:
+        """One line for the app's sidebar while a run trains, whatever page is open."""
+        if not self.running:
+            return None
+        self.job.seen()
+        view = self.job.view
+        if self.job.state == "queued":
+            return f"MNIST: {view.name} waiting, number {self.job.position + 1} in the queue"
+        return f"MNIST: {view.name} training, epoch {min(int(view.epoch) + 1, view.epochs)}/{view.epochs}"
+
+    def predictor(self) -> MLP | None:
+        """A model to predict with: the latest published weights (an epoch's end, or the final ones)."""
+        view = self.view()
+        if view is None or view.weights is None:
+            return None
+        if self._predictor is None or self._predictor[0] is not view.weights:
+            self._predictor = (view.weights, predictor(view.weights, view.config))
+        return self._predictor[1]
+
+    def load(self, data: MnistData, file: bytes, name: str, file_id: str) -> None:
+        """A model file (made by this page) becomes the run to look at, evaluated.
+
+        ValueError, in words, for a file that isn't one; what was there stays then.
+        """
+        if problem := page_refuses(file):  # before the loader, whose limits are MLP's, not this page's
+            raise ValueError(problem)
+        model, meta = model_from_bytes(file, expect_d_in=784, expect_d_out=10)
+        c = model.config
+        settings = MnistSettings(
+            hidden=tuple(c.hidden),
+            activation=c.activation,
+            init=c.init,
+            dropout=c.dropout,
+            epochs=1,
+            device="cpu",
+        )
+        run = MnistRun(data, settings, name)
+        run.model.load_state_dict(model.state_dict())
+        recorded = recorded_training(meta)
+        run.mark_loaded(loaded_sentence(c, recorded), recorded)
+        run.stop("Loaded from a file.")
+        run.finish()
+        self.job, self.run, self.loaded_file = None, run, file_id
+        self.runs.append(run.summary())
+
+    @property
+    def ready(self) -> bool:
+        """Whether a run has ended and can be evaluated."""
+        return self.run is not None and self.run.evaluation is not None

@@ -12,7 +12,7 @@ import torch
 
 from mlp.device import torch_threads
 from mlp.lessons.playground import SMALL_NET_THREADS
-from mlp.lessons.playground_run import PlaneGrid, Playground
+from mlp.runs.playground import PlaneGrid, Playground
 from mlp.train import eval_mode
 
 MAX_UNITS = 16  # units drawn per layer; the rest are counted

@@ -18,11 +18,11 @@ import torch
 from mlp.data import Points, UploadedPoints, points_csv, uploaded_points
 from mlp.device import torch_threads
 from mlp.io import architecture_json, model_to_bytes
-from mlp.lessons import diagnosis
-from mlp.lessons.format import loss_text
 from mlp.lessons.playground import SMALL_NET_THREADS, Settings, make_points
+from mlp.links.format import loss_text
 from mlp.metrics import confusion_matrix
 from mlp.model import MLP
+from mlp.runs import diagnosis
 from mlp.train import Trainer, engine_problem, eval_mode, evaluate, predict_proba
 
 T = TypeVar("T")
@@ -242,7 +242,7 @@ class Playground:
     @locked
     def banner(self) -> tuple[str, str] | None:
         """What the page must say about the run, if anything: ("error" | "warning" | "info",
-        Markdown), naming the cause the run shows (mlp.lessons.diagnosis)."""
+        Markdown), naming the cause the run shows (mlp.runs.diagnosis)."""
         trainer, classes = self.trainer, self.points.classes
         last = trainer.history.epochs[-1] if trainer.history.epochs else None
         if trainer.status == "diverged":

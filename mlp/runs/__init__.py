@@ -1,0 +1,7 @@
+"""Runs: a visitor's page state, the network it trains, and what it shows as it goes.
+
+playground    one visitor's playground run, its budgeted frames and what a frame draws
+diagnosis     what the playground says about a run that went wrong, naming the cause
+network_view  the playground's network picture and the space its last hidden layer sees
+mnist         one MNIST run, its evaluation, and a visitor's session of runs
+"""
