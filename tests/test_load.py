@@ -2,7 +2,7 @@
 
 K visitors play the 2D playground (each their own seed) while MNIST runs start at once; the
 browsers run on the same 2 cores as the server, so these are the numbers a class would feel.
-It prints the table (the README's comes from `python -m bench.load`).
+It prints the table (docs/hosting.md's comes from `python -m bench.load`).
 """
 
 import pytest
@@ -23,7 +23,7 @@ TARGETS = {"fps at 8": 1.0, "fps at 16": 0.3, "health p95 at 16": 1.0}
 
 @pytest.fixture(scope="module")
 def hall(browser):
-    # Shorter than the README's run (python -m bench.load): MNIST runs of 3 epochs, 10 visitors
+    # Shorter than docs/hosting.md's run (python -m bench.load): MNIST runs of 3 epochs, 10 visitors
     # coming and going 5 at a time; the suite's time is CI's budget (with 20 visitors, 10 at a
     # time, this fixture once took over 900 s here).
     rows, memory = lecture_hall([8, 16], seconds=15, mnist=2, visitors=10, browser=browser, epochs=3, batch=5)

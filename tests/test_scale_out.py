@@ -1,4 +1,4 @@
-"""Replicas behind nginx, as the README's Hosting section runs them: three app processes on
+"""Replicas behind nginx, as docs/hosting.md runs them: three app processes on
 127.0.0.1 and nginx in front, from deploy/nginx.conf with the replica block written for their
 ports (deploy/replicas.py), each as a plain process.
 
@@ -6,7 +6,7 @@ Visitors are browser contexts (their own cookies, their own session) going throu
 affinity each one's requests reach the replica that holds their session: they train, upload and
 download. Killing a replica moves its visitors, and only them, to a fresh session on another
 replica, and tells them so; the other visitors keep theirs. Without affinity (round robin)
-uploads and downloads that reach a replica without the session fail: what the README warns of.
+uploads and downloads that reach a replica without the session fail: what docs/hosting.md warns of.
 """
 
 from __future__ import annotations

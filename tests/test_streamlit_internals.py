@@ -58,11 +58,13 @@ def test_4_every_test_id_the_styles_use_is_in_streamlits_frontend():
     assert not missing, f"Streamlit's frontend no longer has {missing}: projector mode's styles miss them"
 
 
-def test_the_styles_use_only_the_test_ids_listed():
+def test_the_styles_use_only_the_test_ids_listed_and_only_internals_has_styles_keyed_to_them():
     import re
+    from pathlib import Path
 
-    from pages.ui.live import STEADY_CSS
-    from pages.ui.shell import BASE_CSS, PRESENTER_CSS
-
-    used = set(re.findall(r'data-testid\^?="(\w+)"', STEADY_CSS + BASE_CSS + PRESENTER_CSS))
-    assert used == set(internals.TEST_IDS)
+    styles = internals.STEADY_CSS + internals.BASE_CSS + internals.PRESENTER_CSS
+    assert set(re.findall(r'data-testid\^?="(\w+)"', styles)) == set(internals.TEST_IDS)
+    root = Path(internals.__file__).parents[2]  # and no other module of the app keys a style to one
+    for path in [root / "app.py", *(root / "pages").rglob("*.py")]:
+        if path.name != "internals.py":
+            assert "data-testid" not in path.read_text(), path

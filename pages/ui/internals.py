@@ -81,3 +81,32 @@ def set_fragment_timer(fragment_id: str, seconds: float) -> None:
     msg.auto_rerun.interval = seconds
     msg.auto_rerun.fragment_id = fragment_id
     get_script_run_ctx().enqueue(msg)
+
+
+# --- 4. the styles keyed to test ids -------------------------------------------------------------
+
+# Presenter mode scales the app for the back row (Streamlit sizes text in rem) and trims the
+# chrome above each page's main visual so that it fits a 1280×720 projector's first screen.
+PRESENTER_CSS = """<style>
+html { font-size: 20px; }
+[data-testid="stMainBlockContainer"] { padding: 3.6rem 1.5rem 2rem 1.5rem; }
+[data-testid="stMainBlockContainer"] h1 { font-size: 1.5rem; padding: 0 0 0.3rem 0; }
+[data-testid="stMetricValue"] { font-size: 1.4rem; }
+[data-testid="stMetricLabel"] p { font-size: 0.7rem; }
+button[data-testid^="stBaseButton"] { padding-left: 0.5rem; padding-right: 0.5rem; }
+.stPlotlyChart :is(.gtitle, .annotation-text, .legendtext, [class$="title"], [class$="tick"] text) {
+  fill: currentColor !important;  /* the page's own ink: the chart theme's grey washes out on a projector */
+}
+</style>"""
+
+# Always: metric values sized so that a loss like 0.0012 or "100.0%" fits its column, never "0.00…".
+BASE_CSS = """<style>[data-testid="stMetricValue"] { font-size: 1.75rem; }</style>"""
+
+# While a page plays, its live parts wait their turn in the line, up to seconds when many
+# visitors play. Streamlit fades an element whose redraw is pending and animates its "running"
+# icon meanwhile: on a busy server the plane would dim between frames, and the fades and the
+# icon would keep every visitor's browser repainting (the browsers share the cores too).
+STEADY_CSS = """<style>
+[data-testid="stElementContainer"][data-stale="true"] { opacity: 1 !important; transition: none !important; }
+[data-testid="stStatusWidgetRunningIcon"] { visibility: hidden; }
+</style>"""

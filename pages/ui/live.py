@@ -13,24 +13,13 @@ from collections.abc import Callable
 import streamlit as st
 
 from mlp.train.turns import shared_turns
-from pages.ui.internals import fragment_run, set_fragment_timer
+from pages.ui.internals import STEADY_CSS, fragment_run, set_fragment_timer
 
 VISITOR = "visitor"  # session-state key: this visitor's name in the line
 PLAYERS_PER_PANEL_SECOND = 0.5  # the slow panels redraw every 2 s per player: they cost the browsers most
 MAX_PANEL_SECONDS = 15.0  # ...and at least this often: a panel's run keeps its page's frames alive
 RETIME_RATIO = 1.5  # a slow panel's timer is reset when its interval should change by more than this factor
 TIMERS = "live_timers"  # session-state key: {fragment id: the interval its browser timer runs at}
-
-
-# While a page plays, its live parts wait their turn in the line, up to seconds when many
-# visitors play. Streamlit fades an element whose redraw is pending and animates its "running"
-# icon meanwhile: on a busy server the plane would dim between frames, and the fades and the
-# icon would keep every visitor's browser repainting (the browsers share the cores too).
-# (Keyed to Streamlit's test ids: pages/ui/internals.py, 4.)
-STEADY_CSS = """<style>
-[data-testid="stElementContainer"][data-stale="true"] { opacity: 1 !important; transition: none !important; }
-[data-testid="stStatusWidgetRunningIcon"] { visibility: hidden; }
-</style>"""
 
 
 def steady(playing: bool) -> None:

@@ -9,7 +9,7 @@ import streamlit as st
 from mlp.curriculum.catalogue import COMPARE, LESSON
 from mlp.curriculum.challenges import CHALLENGE
 from mlp.figures.style import for_presenter
-from pages.ui.internals import leave_pages_directory_mode
+from pages.ui.internals import BASE_CSS, PRESENTER_CSS, leave_pages_directory_mode
 from pages.ui.reconnect import reconnect_notice
 from pages.ui.text import literal
 
@@ -82,21 +82,6 @@ PRESENT = "present"  # ?present=1: presenter mode, for a projector
 SHOW = "show"  # ?show=lr,bs: the only settings a link's visitors see in a page's sidebar
 PRESENTER_KEY = "app_projector"  # the sidebar's toggle
 
-# (Keyed to Streamlit's test ids: pages/ui/internals.py, 4.)
-# Presenter mode scales the app for the back row (Streamlit sizes text in rem) and trims the
-# chrome above each page's main visual so that it fits a 1280×720 projector's first screen.
-PRESENTER_CSS = """<style>
-html { font-size: 20px; }
-[data-testid="stMainBlockContainer"] { padding: 3.6rem 1.5rem 2rem 1.5rem; }
-[data-testid="stMainBlockContainer"] h1 { font-size: 1.5rem; padding: 0 0 0.3rem 0; }
-[data-testid="stMetricValue"] { font-size: 1.4rem; }
-[data-testid="stMetricLabel"] p { font-size: 0.7rem; }
-button[data-testid^="stBaseButton"] { padding-left: 0.5rem; padding-right: 0.5rem; }
-.stPlotlyChart :is(.gtitle, .annotation-text, .legendtext, [class$="title"], [class$="tick"] text) {
-  fill: currentColor !important;  /* the page's own ink: the chart theme's grey washes out on a projector */
-}
-</style>"""
-
 
 def debug_mode() -> bool:
     """Whether the link asks for the developers' captions (frames per second, build times)."""
@@ -106,10 +91,6 @@ def debug_mode() -> bool:
 def presenter() -> bool:
     """Whether the visitor presents: larger text, each page's main visual first and whole."""
     return bool(st.session_state.get(PRESENTER_KEY))
-
-
-# Always: metric values sized so that a loss like 0.0012 or "100.0%" fits its column, never "0.00…".
-BASE_CSS = """<style>[data-testid="stMetricValue"] { font-size: 1.75rem; }</style>"""
 
 
 def presenter_toggle() -> bool:
