@@ -44,12 +44,14 @@ with st.sidebar:
     from_file = upload is not None  # the file decides the points: what makes points doesn't apply
     kind = st.session_state.pg_kind
     ui.controls(
-        "pg_", SPECS, DATA, skip=() if kind in MULTICLASS_KINDS else ("classes",),
+        "pg_", SPECS, DATA, skip=("data_seed",) if kind in MULTICLASS_KINDS else ("classes", "data_seed"),
         disabled=dict.fromkeys(("kind", "n", "noise", "classes"), from_file),
         labels={"classes": "Classes" if kind == "blobs" else "Arms"},
     )  # fmt: skip
-    show_col, regen_col = st.columns(2, vertical_alignment="center")
-    show_col.toggle("Show test points", value=True, key="pg_show_test")
+    st.toggle("Show test points", value=True, key="pg_show_test")
+    seed_col, regen_col = st.columns(2, vertical_alignment="bottom")
+    with seed_col:
+        ui.control("pg_", SPECS, "data_seed")
     regen_col.button(
         "New points",
         key="pg_regen",
