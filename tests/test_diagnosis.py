@@ -75,3 +75,35 @@ def test_the_epoch_and_step_counters_agree(batch_size):
     run = ran(replace(PRESETS["moons"], batch_size=batch_size), 25)
     numbers, spe = shown(run), run.trainer.steps_per_epoch
     assert numbers["Step"] == "25" and numbers["Epoch"] == f"{25 // spe:,}"
+
+
+def test_the_init_lessons_small_init_run_is_blamed_on_the_initialisation_from_its_first_frames():
+    from mlp.curriculum.catalogue import LESSONS
+    from mlp.lessons.playground import from_query
+
+    settings, _ = from_query(LESSONS["init"].compare[0][1].query)
+    run = Playground(settings, make_points(settings))
+    said = []
+    for _ in range(30):  # 30 frames of 10 steps, as the page plays it
+        run.run(10)
+        said.append(run.banner())
+    assert all(banner is not None and "initialisation is too small" in banner[1] for banner in said[2:]), said
+    assert not any(banner and "Units have died" in banner[1] for banner in said)
+    assert "8 hidden layers" in said[-1][1]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_after_a_divergence_the_weights_put_back_are_an_epoch_the_curves_show(seed):
+    """The learning-rate lesson at lr = 10, played in frames: the model put back is the last
+    epoch whose test loss vouched for it, so the numbers match a point on the curves."""
+    from mlp.curriculum.catalogue import LESSONS
+    from mlp.lessons.playground import from_query
+
+    query = LESSONS["learning-rate"].setup.query | {"seed": str(seed), "dseed": str(seed)}
+    run = Playground(from_query(query)[0], make_points(from_query(query)[0]))
+    while not run.trainer.finished:
+        run.run(10)
+    assert run.status == "diverged"
+    good = run.trainer.guard.checked_step
+    record = next(e for e in run.trainer.history.epochs if e.step == good)  # on the curves
+    assert shown(run)["Test accuracy"] == f"{record.val_acc:.1%}" and good > 0

@@ -54,10 +54,11 @@ def diverged_text(message: str, good_step: int) -> str:
     )
 
 
-def faded_text(gain: float, depth: int, classes: int) -> str:
+def faded_text(gain: float, hidden_layers: int, classes: int) -> str:
     return (
-        f"**The signal fades away: the initialisation is too small.** Together the {depth} layers "
-        f"scale their input by about {gain:.0e}, so the output sees almost nothing of it and the "
+        f"**The signal fades away: the initialisation is too small.** Together the {hidden_layers} "
+        f"hidden layers and the output layer scale their input by about {gain:.0e}, so the output "
+        "sees almost nothing of it (deep units look dead: they output about 0) and the "
         f"gradients fade as much on the way back: the loss stays at chance, ln {classes} = "
         f"{math.log(classes):.3f}. A lower learning rate won't help; choose **He** (kaiming) "
         "initialisation and press **Reset**."

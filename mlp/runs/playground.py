@@ -247,11 +247,13 @@ class Playground:
         last = trainer.history.epochs[-1] if trainer.history.epochs else None
         if trainer.status == "diverged":
             return "error", diagnosis.diverged_text(trainer.message, trainer.guard.checked_step)
-        layers = list(self.model.layers)
-        gain = diagnosis.signal_gain(layers)
-        if gain < diagnosis.FADED and diagnosis.stalled(last and last.train_loss, trainer.epoch, classes):
-            return "warning", diagnosis.faded_text(gain, len(layers), classes)
-        if dead := self.mostly_dead():
+        layers, dead = list(self.model.layers), self.mostly_dead()
+        gain = diagnosis.signal_gain(layers)  # tiny: units look dead (or the loss sits at chance) for that
+        if gain < diagnosis.FADED and (
+            dead or diagnosis.stalled(last and last.train_loss, trainer.epoch, classes)
+        ):
+            return "warning", diagnosis.faded_text(gain, len(layers) - 1, classes)
+        if dead:
             return "warning", diagnosis.dead_text(dead, self.settings.activation)
         if trainer.status == "done":
             return "info", diagnosis.done_text(trainer.epoch)

@@ -195,8 +195,6 @@ class Trainer:
         if not self.finished:
             self.status, self.message = "stopped", reason
 
-    # --- sync points ---------------------------------------------------------------------
-
     def _check(
         self, losses: Sequence[float] | None = None, confirm: bool = True, validated: bool = False
     ) -> bool:
@@ -236,12 +234,20 @@ class Trainer:
         val = None
         if math.isfinite(totals[0]) and self.val is not None and len(self.val[0]):
             val = evaluate(self.model, *self.val, set_eval=self._mode_matters)
-        if self._check([totals[0], *(val or ())], confirm=False):  # a report (if any) confirms
+        vouched = val is not None and val[0] <= vouches_below(self.totals.classes)  # put back on divergence
+        if self._check([totals[0], *(val or ())], confirm=vouched, validated=vouched):
             return True
         self.epoch += 1
         self.reporter.close_epoch(totals, self.epoch, self.step_count, self.lr, val, train_time)
         # With a callback, every epoch end is also a report (it carries the validation numbers).
         return callback is not None and self._report(callback, val)
+
+
+def vouches_below(classes: int) -> float:
+    """The validation loss under which an epoch's weights count as sound (3 × chance, ln K): a
+    divergence puts back the last such epoch's weights, so what a page shows then is an epoch it
+    has a record of."""
+    return 3 * math.log(max(2, classes))
 
 
 def fit(
