@@ -14,7 +14,7 @@ from mlp.figures.curves import live_curves_figure, lr_figure
 from mlp.lessons.mnist import CUDA_ONLY, DEVICE, SPECS, from_query, from_widgets, to_query
 from mlp.links.settings import NETWORK, TRAINING
 from mlp.runs.mnist import VAL_FRACTION, MnistSession
-from mlp.train import describe_schedule
+from mlp.train import describe_schedule, uses_momentum
 from mlp.train.jobs import shared_executor
 from pages.ui import mnist as views
 
@@ -73,7 +73,8 @@ with st.sidebar:
     st.caption(info.describe())
     for heading in (NETWORK, TRAINING):
         st.subheader(heading)
-        ui.controls("mn_", SPECS, heading, skip=() if info.kind == "cuda" else CUDA_ONLY)
+        off = {"momentum": not uses_momentum(st.session_state.mn_optimizer)}
+        ui.controls("mn_", SPECS, heading, skip=() if info.kind == "cuda" else CUDA_ONLY, disabled=off)
 
 widgets = {name: st.session_state.get(f"mn_{name}") for name in SPECS}
 settings, problems = from_widgets(widgets, saved, info.kind)

@@ -11,7 +11,7 @@ from mlp.figures.plane import plane_points
 from mlp.lessons.playground import DATA, PRESETS, SPECS, from_query, from_widgets, link
 from mlp.links.settings import NETWORK, TRAINING
 from mlp.runs.playground import Playground, current_run
-from mlp.train import describe_schedule, supports_dropout
+from mlp.train import describe_schedule, supports_dropout, uses_momentum
 from pages.ui import playground as panels
 from pages.ui.shell import COMPARE
 
@@ -46,7 +46,7 @@ with st.sidebar:
     ui.controls(
         "pg_", SPECS, DATA, skip=("data_seed",) if kind in MULTICLASS_KINDS else ("classes", "data_seed"),
         disabled=dict.fromkeys(("kind", "n", "noise", "classes"), from_file),
-        labels={"classes": "Classes" if kind == "blobs" else "Arms"},
+        labels={"classes": "Arms" if kind == "spiral" else "Classes"},
     )  # fmt: skip
     st.toggle("Show test points", value=True, key="pg_show_test")
     seed_col, regen_col = st.columns(2, vertical_alignment="bottom")
@@ -60,7 +60,9 @@ with st.sidebar:
     st.subheader(NETWORK)
     ui.controls("pg_", SPECS, NETWORK, disabled={"dropout": not supports_dropout(st.session_state.pg_engine)})
     st.subheader(TRAINING)
-    ui.controls("pg_", SPECS, TRAINING)
+    ui.controls(
+        "pg_", SPECS, TRAINING, disabled={"momentum": not uses_momentum(st.session_state.pg_optimizer)}
+    )
 
 # --- settings -> the run -------------------------------------------------------------------------
 widgets = {name: st.session_state[f"pg_{name}"] for name in SPECS}

@@ -152,7 +152,8 @@ def test_the_init_lesson_keeps_its_panel_on_the_playground_with_both_inits_a_cli
     lesson = LESSONS["init"]
     (_, small), (_, he) = lesson.compare
     at = open_page("pages/playground.py", lesson.link(small))
-    assert at.session_state["pg_lesson"] == "init" and lesson.watch in markdown(at)
+    assert at.session_state["pg_lesson"] == "init" and lesson.watch_on("playground") in markdown(at)
+    assert lesson.watch not in markdown(at)  # the forward page's sentence stays there
     assert at.session_state["pg_settings"].init == "normal"
     at.button(key="pg_lesson_then2").click().run()  # "The same 8 layers with He init"
     assert at.session_state["pg_settings"] == pg.from_query(he.query)[0]
@@ -171,3 +172,19 @@ def test_the_teacher_lesson_trains_its_student_in_the_app_and_shows_its_curve():
     assert curve["train_loss"][-1] < 0.5 * curve["train_loss"][0]  # it learned the teacher's labels
     caption = next(c.value for c in at.caption if c.value.startswith("Train loss"))
     assert f"test accuracy {curve['val_acc'][-1]:.1%}" in caption
+
+
+def test_a_lesson_stays_chosen_across_pages_and_its_other_pages_button_loads_it_there():
+    lesson = LESSONS["init"]
+    at = open_page("pages/forward_backward.py", {"lesson": "init"})
+    assert at.session_state["fb_lesson"] == "init"
+    at.switch_page("pages/playground.py").run()  # the sidebar's navigation: no lesson in the link
+    at.switch_page("pages/forward_backward.py").run()  # and back: the panel is still there
+    assert at.session_state["fb_lesson"] == "init" and lesson.watch in markdown(at)
+    at.session_state["fb_init"] = "kaiming"  # the visitor changes something...
+    at.run()
+    at.query_params.update(lesson.link(lesson.setup) | {"load": "1"})  # ...then follows "Lesson's setup"
+    at.switch_page("pages/forward_backward.py").run()
+    assert at.session_state["fb_settings"].init == "normal"  # loaded again, though seen before
+    assert "load" not in written(at)  # the page's own link drops the marker
+    assert not at.exception

@@ -37,6 +37,7 @@ class Lesson:
     why: str  # why it happens, in a sentence
     outcome: str  # the promise its test keeps, in a line
     compare: tuple[tuple[str, Setup], ...] = ()  # (button label, a setup to compare with), each a fresh run
+    watch_elsewhere: tuple[tuple[str, str], ...] = ()  # (page, what to watch there) for its other pages
 
     @property
     def page(self) -> str:
@@ -46,6 +47,10 @@ class Lesson:
     def pages(self) -> tuple[str, ...]:
         """Every page its setups are on, its own first: the lesson's panel goes with it to each."""
         return tuple(dict.fromkeys([self.page, *(setup.page for _, setup in self.compare)]))
+
+    def watch_on(self, page: str) -> str:
+        """What to watch for on `page`: its own sentence there, or the lesson's."""
+        return dict(self.watch_elsewhere).get(page, self.watch)
 
     def setup_on(self, page: str) -> Setup:
         """Its setup on `page`: its own, else its first comparison there."""
@@ -152,16 +157,25 @@ LESSONS: dict[str, Lesson] = {
             "init",
             "Initialisation matters in a deep stack",
             _forward(fb.ForwardView(tab="init", spread_depth=10), init="normal"),
-            "With N(0, 0.02) weights each layer's activations shrink: after 10 layers they are "
-            "thousands of times smaller than at the input, while He keeps them the same size.",
-            "Each layer multiplies the spread by about σ·√fan_in; 0.02·√256 ≈ 0.3 per layer, ten "
-            "times over. He's σ = √(2/fan_in) keeps it at 1 (the 2 makes up for ReLU's zeros).",
+            "With N(0, 0.02) weights each layer's activations shrink: after 10 layers they are about "
+            "a million times smaller than at the input, while He keeps them about the same size.",
+            "Each layer multiplies the spread by about σ·√fan_in, and ReLU, zeroing half the "
+            "values, by √½ more: 0.02·√256·√½ ≈ 0.23 per layer, ten times over. He's σ = √(2/fan_in) "
+            "gives √2, which ReLU's √½ brings back to 1.",
             "N(0, 0.02) shrinks a 10-layer stack's spread below 1/1000 (about 10⁻⁶), He keeps it within "
             "×2 (×0.73); trained with SGD, 8 layers with N(0, 0.02) stall at ln 2 ≈ 0.693 and 50% on "
             "moons while He reaches ≥ 95% (97.5–100% on five seeds)",
             (
                 ("Train 8 layers with N(0, 0.02)", _playground(**DEEP, init="normal")),
                 ("The same 8 layers with He init", _playground(**DEEP, init="kaiming")),
+            ),
+            (
+                (
+                    "playground",
+                    "Press Play: with N(0, 0.02) the 8-layer stack stays at a coin toss (loss ln 2 = "
+                    "0.693, 50%) and the banner says the signal fades; the same 8 layers with He init "
+                    "reach 95% and more.",
+                ),
             ),
         ),
         Lesson(
@@ -182,8 +196,8 @@ LESSONS: dict[str, Lesson] = {
             "Manual backprop equals autograd",
             _playground(**MOONS, engine="manual", optimizer="sgd", lr=0.3, epochs=300, compare=True),
             "Press Play: both engines train side by side from the same weights. Beside the plane, the "
-            "dashed autograd curve lies on the manual one, and the gap printed under the confusion "
-            "matrix stays at float32 rounding.",
+            "other engine's train loss (dashed) lies on this one's, and the gap printed under the "
+            "confusion matrix stays at float32 rounding.",
             "mlp.manual computes dz2 = (P − Y)/N, dW2 = A1ᵀ dZ2 and the rest by hand; autograd derives "
             "the same products, so only the order of float32 additions differs. Plain SGD carries "
             "that rounding along unchanged; Adam divides by √v and can magnify it where a gradient "
@@ -195,8 +209,8 @@ LESSONS: dict[str, Lesson] = {
             "mnist-minute",
             "MNIST in a minute",
             Setup("mnist", mn.to_query(mn.MnistSettings(lr=2e-3))),
-            "Press Start: 784-128-10 passes 90% test accuracy in 5 epochs (about 92%), and *First "
-            "layer* shows pen strokes where it began as static.",
+            "Press Start: 784-128-10 passes 90% test accuracy in 5 epochs (about 92%), and under "
+            "*Evaluate*, *First-layer weights* shows what training changed in each unit: pen strokes.",
             "Each first-layer unit is a 28×28 template the digit is compared with; training turns "
             "random templates into the strokes that tell digits apart.",
             "≥ 90% test accuracy on the bundled sample (91.7–93.3% on five seeds); first-layer "
@@ -218,6 +232,13 @@ LESSONS: dict[str, Lesson] = {
                 (
                     "The same task in 2D",
                     _playground(kind="teacher", n=1000, noise=0.0, classes=4, hidden=(32, 32), epochs=500),
+                ),
+            ),
+            (
+                (
+                    "playground",
+                    "Press Play: four classes drawn by a random ReLU teacher in 2D, with its bent "
+                    "borders; a 32-32 student finds them and passes 95% test accuracy.",
                 ),
             ),
         ),

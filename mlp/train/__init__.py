@@ -22,6 +22,7 @@ from mlp.train.config import (
     TrainConfig,
     engine_problem,
     supports_dropout,
+    uses_momentum,
 )
 from mlp.train.history import EpochRecord, History, Progress
 from mlp.train.inference import as_tensor, eval_mode, evaluate, predict_proba, prepare_inputs
@@ -52,4 +53,5 @@ __all__ = [
     "predict_proba",
     "prepare_inputs",
     "supports_dropout",
+    "uses_momentum",
 ]

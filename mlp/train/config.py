@@ -20,6 +20,11 @@ def engine_problem(engine: str, dropout: float) -> str | None:
     return None
 
 
+def uses_momentum(optimizer: str) -> bool:
+    """Whether the optimizer reads TrainConfig.momentum (SGD and Adam don't)."""
+    return optimizer in ("momentum", "nesterov")
+
+
 def supports_dropout(engine: str) -> bool:
     """Whether the engine can train a network with dropout (the manual one can't)."""
     return engine_problem(engine, 0.5) is None

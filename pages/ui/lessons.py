@@ -12,22 +12,35 @@ import streamlit as st
 from mlp.curriculum.catalogue import LESSON, LESSONS, Setup, lessons_for
 from mlp.curriculum.challenges import CHALLENGE, CHALLENGES, Challenge, Score, challenges_for
 from mlp.links.settings import LinkNote
-from pages.ui.shell import link_query, presenter
+from pages.ui.shell import LOAD, link_query, presenter
 from pages.ui.text import show_link_notes
 
 Load = Callable[[Mapping[str, str]], None]
 
 
 def _from_link(prefix: str, name: str, setups: Mapping[str, Setup], load: Load) -> None:
-    """A lesson or challenge a link names, chosen and loaded the first time it appears: its setup,
-    under any settings the link itself carries (`?lesson=xor-line` alone is a whole link)."""
+    """A lesson or challenge a link names, chosen and loaded the first time it appears (or when a
+    lesson's button on another page sent the visitor here, `load=1`): its setup, under any
+    settings the link itself carries (`?lesson=xor-line` alone is a whole link).
+
+    Streamlit forgets a widget's value when its page is not shown: the choice is kept apart and
+    put back when the visitor comes back, so a lesson's panel stays with it across pages."""
+    key, kept = prefix + name, f"{prefix}{name}_kept"
+    if key not in st.session_state and st.session_state.get(kept) in setups:
+        st.session_state[key] = st.session_state[kept]
     linked = st.query_params.get(name)
     seen = f"{prefix}{name}_linked"
-    if linked in setups and st.session_state.get(seen) != linked:
-        st.session_state[seen] = st.session_state[prefix + name] = linked
+    sent = st.query_params.get(LOAD) == "1"
+    if linked in setups and (st.session_state.get(seen) != linked or sent):
+        st.session_state[seen] = st.session_state[key] = linked
         load(setups[linked].query | link_query())
     elif linked is not None and linked not in setups:
         show_link_notes([LinkNote(name, linked, f"this page has no {name} of that name")])
+
+
+def _keep(prefix: str, name: str) -> None:
+    """After the picker: what it shows now, kept for the visitor's way back to this page."""
+    st.session_state[f"{prefix}{name}_kept"] = st.session_state.get(prefix + name)
 
 
 def lesson_panel(prefix: str, page: str, load: Load) -> dict[str, str]:
@@ -51,11 +64,12 @@ def lesson_panel(prefix: str, page: str, load: Load) -> dict[str, str]:
         on_change=chosen,
         help="Fills the page with a setup that shows one idea, and says what to watch for.",
     )
+    _keep(prefix, LESSON)
     lesson = lessons.get(st.session_state.get(key))
     if lesson is None:
         return {}
     with st.container(border=True, key=f"{prefix}lesson_box"):
-        st.markdown(f":material/school: **{lesson.title}.** **Watch for:** {lesson.watch}")
+        st.markdown(f":material/school: **{lesson.title}.** **Watch for:** {lesson.watch_on(page)}")
         if not presenter():
             st.markdown(f"**Why:** {lesson.why}")
         setups = [("Lesson's setup", lesson.setup), *lesson.compare]
@@ -73,7 +87,8 @@ def _go(
     if to == page:
         box.button(label, key=key, on_click=load, args=(link,), type="primary" if primary else "secondary")
     else:
-        box.page_link(f"pages/{to}.py", label=label, icon=":material/arrow_forward:", query_params=link)
+        sent = dict(link) | {LOAD: "1"}  # loaded there even if this lesson was seen there before
+        box.page_link(f"pages/{to}.py", label=label, icon=":material/arrow_forward:", query_params=sent)
 
 
 def challenge_picker(prefix: str, page: str, load: Load) -> tuple[Challenge | None, dict[str, str]]:
@@ -97,6 +112,7 @@ def challenge_picker(prefix: str, page: str, load: Load) -> tuple[Challenge | No
         on_change=chosen,
         help="A goal with numbers; the page checks it as you train and says when it is met.",
     )
+    _keep(prefix, CHALLENGE)
     challenge = challenges.get(st.session_state.get(key))
     return challenge, ({CHALLENGE: challenge.key} if challenge else {})
 

@@ -110,7 +110,8 @@ def switches_query() -> dict[str, str]:
     return ({DEBUG: "1"} if debug_mode() else {}) | ({PRESENT: "1"} if presenter() else {})
 
 
-SWITCHES = (DEBUG, PRESENT, SHOW, LESSON, CHALLENGE, COMPARE)  # link parameters that are not settings
+LOAD = "load"  # ?load=1: a lesson's button on another page sent the visitor (pages/ui/lessons.py)
+SWITCHES = (DEBUG, PRESENT, SHOW, LESSON, CHALLENGE, COMPARE, LOAD)  # link parameters that are not settings
 
 
 def settings_query(query: Mapping[str, str]) -> dict[str, str]:
