@@ -31,6 +31,8 @@ if __name__ == "__main__":
     navigation.run()
 else:
     from deploy.identity import replica_route
+    from mlp.device import one_blas_thread
     from pages.ui.frames import routes
 
+    one_blas_thread()  # a server: every visitor's frame on one thread (mlp/device.py says why)
     app = st.App("app.py", routes=[*routes(), replica_route()])

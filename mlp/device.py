@@ -92,6 +92,24 @@ def synchronize(device: torch.device) -> None:
         torch.mps.synchronize()
 
 
+_BLAS_LIMIT: object = None  # threadpoolctl's limit, kept for the life of the process
+
+
+def one_blas_thread() -> None:
+    """NumPy's BLAS on one thread, for the rest of the process: for a server.
+
+    OpenBLAS starts a thread per core and keeps them spinning between calls: measured here, a
+    playground frame of the manual engine on the largest network cost 47 ms of its own thread
+    and as much again of a second core, and a default frame 8 ms and 5 more. On a server each
+    visitor's frame runs on one thread (CPU time the frame budget counts) and replicas run one
+    per core; the second thread only took a core from the other visitors and the browsers.
+    """
+    global _BLAS_LIMIT
+    from threadpoolctl import threadpool_limits
+
+    _BLAS_LIMIT = threadpool_limits(limits=1, user_api="blas")
+
+
 @contextmanager
 def torch_threads(n: int) -> Iterator[None]:
     """Run the block with n intra-op CPU threads, then put the previous number back.

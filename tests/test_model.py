@@ -108,3 +108,16 @@ def test_dropout_is_active_only_in_training_mode():
     assert torch.equal(model(x), model(x))
     model.train()
     assert not torch.equal(model(x), model(x))
+
+
+def test_a_server_process_keeps_numpys_blas_on_one_thread():
+    import subprocess
+    import sys
+
+    code = (
+        "from mlp.device import one_blas_thread; one_blas_thread(); "
+        "from threadpoolctl import threadpool_info; "
+        "print({i['num_threads'] for i in threadpool_info() if i['user_api'] == 'blas'})"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "{1}"
