@@ -8,6 +8,7 @@ asserted through the library in tests/test_catalogue.py, with the thresholds wri
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from mlp.lessons import forward_backward as fb
 from mlp.lessons import mnist as mn
@@ -61,7 +62,7 @@ class Lesson:
         return (setup or self.setup).query | {LESSON: self.key}
 
 
-def _playground(compare: bool = False, **changes) -> Setup:
+def playground_setup(compare: bool = False, **changes: Any) -> Setup:
     """The playground with these settings; `compare`: both engines, side by side."""
     return Setup("playground", pg.to_query(pg.Settings(**changes)) | ({COMPARE: "1"} if compare else {}))
 
@@ -104,18 +105,18 @@ LESSONS: dict[str, Lesson] = {
         Lesson(
             "xor-line",
             "A straight line can't separate XOR",
-            _playground(**XOR, hidden=()),
+            playground_setup(**XOR, hidden=()),
             "With no hidden layer the boundary stays one straight line and test accuracy stays near 50%.",
             "Without a hidden layer the network is softmax(X W + b): its classes are split by straight "
             "lines, and no line puts XOR's opposite corners together.",
             "no hidden layer stays below 80% test accuracy (41–56% on five seeds); one hidden layer of 4 "
             "tanh units reaches ≥ 90% (94–100%)",
-            (("Add a hidden layer of 4 units", _playground(**XOR, hidden=(4,))),),
+            (("Add a hidden layer of 4 units", playground_setup(**XOR, hidden=(4,))),),
         ),
         Lesson(
             "width-depth",
             "Width vs depth on a spiral, same parameter budget",
-            _playground(**SMALL_SPIRAL, hidden=(13,)),
+            playground_setup(**SMALL_SPIRAL, hidden=(13,)),
             "After 100 epochs one layer of 13 units (81 parameters) still cuts corners off the arms, "
             "near 75% test accuracy; two layers of 6 (81 parameters) follow them, near 90%. Train "
             "both longer and both reach about 98%: depth bought speed here.",
@@ -123,26 +124,26 @@ LESSONS: dict[str, Lesson] = {
             "more linear regions than one wide layer can cut.",
             "after 100 epochs two layers of 6 beat one layer of 13 at the same 81 parameters: test "
             "accuracy 82–95% vs 68–80%, test loss 0.31–0.41 vs 0.47–0.58 (five seeds)",
-            (("Two layers of 6 units", _playground(**SMALL_SPIRAL, hidden=(6, 6))),),
+            (("Two layers of 6 units", playground_setup(**SMALL_SPIRAL, hidden=(6, 6))),),
         ),
         Lesson(
             "learning-rate",
             "Learning rate too high, then too low",
-            _playground(**MOONS, optimizer="sgd", lr=10.0, epochs=300),
+            playground_setup(**MOONS, optimizer="sgd", lr=10.0, epochs=300),
             "At lr = 10 the loss explodes within a few epochs and the app stops the run and says so.",
             "Each step moves the weights by lr × gradient: too far, and it overshoots the valley into "
             "steeper ground, every step larger than the last. Too small, and it barely moves.",
             "SGD at lr = 10 diverges (the run stops, diverged); lr = 0.0001 keeps the train loss "
             "within 10% of its start for 300 epochs (1–6% lower); lr = 0.3 reaches ≥ 95% (97.5–100%)",
             (
-                ("Try lr = 0.0001", _playground(**MOONS, optimizer="sgd", lr=1e-4, epochs=300)),
-                ("Try lr = 0.3", _playground(**MOONS, optimizer="sgd", lr=0.3, epochs=300)),
+                ("Try lr = 0.0001", playground_setup(**MOONS, optimizer="sgd", lr=1e-4, epochs=300)),
+                ("Try lr = 0.3", playground_setup(**MOONS, optimizer="sgd", lr=0.3, epochs=300)),
             ),
         ),
         Lesson(
             "dead-relu",
             "Dead ReLUs",
-            _playground(**DYING),
+            playground_setup(**DYING),
             "With SGD at lr = 10 on batches of 32 most ReLU units go dark in the network view (0 for "
             "every point) within a few steps, and the network is left guessing: 50% test accuracy.",
             "A big step pushes a unit's bias so low that it outputs 0 for every input; ReLU's "
@@ -151,7 +152,7 @@ LESSONS: dict[str, Lesson] = {
             "norm 0.5 keeps the steps large but finite, so the run dies rather than explodes.",
             "ReLU: ≥ 50% of hidden units dead (58–78% on five seeds) and test accuracy ≤ 60% (50%); "
             "leaky ReLU, the same steps: ≥ 90% (96–100%)",
-            (("Switch to leaky ReLU", _playground(**DYING, activation="leaky_relu")),),
+            (("Switch to leaky ReLU", playground_setup(**DYING, activation="leaky_relu")),),
         ),
         Lesson(
             "init",
@@ -166,8 +167,8 @@ LESSONS: dict[str, Lesson] = {
             "×2 (×0.73); trained with SGD, 8 layers with N(0, 0.02) stall at ln 2 ≈ 0.693 and 50% on "
             "moons while He reaches ≥ 95% (97.5–100% on five seeds)",
             (
-                ("Train 8 layers with N(0, 0.02)", _playground(**DEEP, init="normal")),
-                ("The same 8 layers with He init", _playground(**DEEP, init="kaiming")),
+                ("Train 8 layers with N(0, 0.02)", playground_setup(**DEEP, init="normal")),
+                ("The same 8 layers with He init", playground_setup(**DEEP, init="kaiming")),
             ),
             (
                 (
@@ -181,7 +182,7 @@ LESSONS: dict[str, Lesson] = {
         Lesson(
             "overfitting",
             "Over-fitting, and weight decay",
-            _playground(**FEW, epochs=1000),
+            playground_setup(**FEW, epochs=1000),
             "100 training points and 17,000 parameters: train accuracy hits 100% while test accuracy "
             "stalls near 70% and the test loss climbs to several times its low: the curves part.",
             "A wide net can memorise every training point, noise included; weight decay pulls the "
@@ -189,12 +190,12 @@ LESSONS: dict[str, Lesson] = {
             "train − test accuracy ≥ 15 points (24–32 on five seeds) and the test loss ends ≥ 3× its "
             "low (7–14×); weight decay 0.01 keeps the test loss under a quarter of that (0.36–0.43 vs "
             "2.4–5.6) and raises test accuracy (by 5–13 points)",
-            (("Add weight decay 0.01", _playground(**FEW, epochs=1000, weight_decay=0.01)),),
+            (("Add weight decay 0.01", playground_setup(**FEW, epochs=1000, weight_decay=0.01)),),
         ),
         Lesson(
             "engines",
             "Manual backprop equals autograd",
-            _playground(**MOONS, engine="manual", optimizer="sgd", lr=0.3, epochs=300, compare=True),
+            playground_setup(**MOONS, engine="manual", optimizer="sgd", lr=0.3, epochs=300, compare=True),
             "Press Play: both engines train side by side from the same weights. Beside the plane, the "
             "other engine's train loss (dashed) lies on this one's, and the gap printed under the "
             "confusion matrix stays at float32 rounding.",
@@ -231,7 +232,9 @@ LESSONS: dict[str, Lesson] = {
             (
                 (
                     "The same task in 2D",
-                    _playground(kind="teacher", n=1000, noise=0.0, classes=4, hidden=(32, 32), epochs=500),
+                    playground_setup(
+                        kind="teacher", n=1000, noise=0.0, classes=4, hidden=(32, 32), epochs=500
+                    ),
                 ),
             ),
             (
@@ -245,7 +248,7 @@ LESSONS: dict[str, Lesson] = {
         Lesson(
             "two-blobs",
             "The NumPy network on two blobs",
-            _playground(**TWO_BLOBS, engine="manual", epochs=200),
+            playground_setup(**TWO_BLOBS, engine="manual", epochs=200),
             "Two Gaussian blobs, one hidden layer of 8, and gradients from mlp.manual's NumPy "
             "backprop: the boundary settles between the blobs within a few dozen epochs.",
             "It is the seed notes' NumPy network: forward, (P − Y)/N, backward by hand, then the same "

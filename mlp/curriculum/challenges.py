@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from itertools import pairwise
 from typing import Any
 
-from mlp.curriculum.catalogue import Setup
+from mlp.curriculum.catalogue import Setup, playground_setup
 from mlp.lessons import mnist as mn
 from mlp.lessons import playground as pg
 
@@ -101,10 +101,6 @@ class Challenge:
 # --- the playground's ---------------------------------------------------------------------------
 
 
-def _playground(**changes: Any) -> Setup:
-    return Setup("playground", pg.to_query(pg.Settings(**changes)))
-
-
 def _variant(setup: Setup, **changes: Any) -> Setup:
     return Setup("playground", pg.to_query(replace(pg.from_query(setup.query)[0], **changes)))
 
@@ -131,12 +127,12 @@ def _playground_params(settings: pg.Settings) -> int:
     return parameter_count([2, *settings.hidden, settings.classes])
 
 
-CIRCLES = _playground(kind="circles", n=400, noise=0.1, classes=2, hidden=(8,), lr=0.03, epochs=300)
-SPIRAL = _playground(kind="spiral", classes=3, optimizer="sgd", lr=0.01, epochs=300)
-MOONS = _playground(
+CIRCLES = playground_setup(kind="circles", n=400, noise=0.1, classes=2, hidden=(8,), lr=0.03, epochs=300)
+SPIRAL = playground_setup(kind="spiral", classes=3, optimizer="sgd", lr=0.01, epochs=300)
+MOONS = playground_setup(
     kind="moons", n=400, noise=0.15, classes=2, hidden=(8, 8), activation="tanh", lr=0.03, epochs=100
 )
-SMALL_SPIRAL = _playground(kind="spiral", classes=3, epochs=1000)
+SMALL_SPIRAL = playground_setup(kind="spiral", classes=3, epochs=1000)
 
 
 def _at_most_units(limit: int) -> Callable[[pg.Settings], str | None]:
@@ -208,7 +204,7 @@ CHALLENGES: dict[str, Challenge] = {
             "The spiral with at most 100 parameters: test accuracy ≥ 95%.",
             "Count them: each layer has (inputs + 1) × units.",
             SMALL_SPIRAL,
-            _playground(kind="spiral", classes=3, hidden=(16,), epochs=1000),
+            playground_setup(kind="spiral", classes=3, hidden=(16,), epochs=1000),
             "test_acc",
             0.95,
             rules=_all(_same_data(SMALL_SPIRAL), _at_most_parameters(_playground_params, 100)),

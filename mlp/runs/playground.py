@@ -294,7 +294,7 @@ def _shown_numbers(run: Playground) -> tuple[int, int, float | None, float | Non
     trainer, p = run.trainer, run.points
     if trainer.status == "diverged":
         step = trainer.guard.checked_step  # the step of the last good weights, put back
-        train_loss = evaluate(run.model, p.X_train, p.y_train, set_eval=run.settings.dropout > 0)[0]
+        train_loss = evaluate(run.model, p.X_train, p.y_train)[0]
         test = evaluate(run.model, p.X_test, p.y_test) if len(p.y_test) else (None, None)
         return step // trainer.steps_per_epoch, step, train_loss, *test
     last = trainer.history.epochs[-1] if trainer.history.epochs else None
