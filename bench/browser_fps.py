@@ -1,6 +1,6 @@
 """Frames per second of the 2D playground in headless Chromium, and where a frame's time goes.
 
-Run: python -m bench.browser_fps [--seconds 20] [--speed 10]. Serves the app, opens the
+Run: python -m bench.browser_fps [--seconds 20] [--speed 100]. Serves the app, opens the
 playground at its default preset in Debian's Chromium (1400×900), presses Play and, for the
 given time, records in the page every new step the plane draws (a frame the visitor saw), the
 bytes the server sent (frames over HTTP, the page's updates over the websocket), the CPU time
@@ -57,7 +57,7 @@ def measure(url: str, seconds: float, speed: int) -> dict[str, float]:
         )
         page.on("response", on_response)
         # A run long enough to outlast the measurement (the default 2,000 epochs end in ~30 s).
-        page.goto(f"{url}/playground?speed={speed}&epochs=100000&debug=1")
+        page.goto(f"{url}/playground?sps={speed}&epochs=100000&debug=1")
         wait_for_app(page, heading="2D playground")
         page.get_by_role("button", name="Play").click()
         page.get_by_role("button", name="Pause").wait_for()
@@ -102,7 +102,7 @@ def browser_cpu_seconds() -> float:
 def arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=20)
-    parser.add_argument("--speed", type=int, default=10)
+    parser.add_argument("--speed", type=int, default=100, help="steps a second")
     return parser.parse_args(argv)
 
 
@@ -112,7 +112,7 @@ def report(result: dict[str, float], seconds: float, speed: int) -> str:
     met = result["frames/s seen in the browser"] >= TARGET_FPS
     return "\n".join(
         [
-            f"2D playground, default preset, speed {speed}, {seconds:g} s of Play:",
+            f"2D playground, default preset, {speed} steps a second, {seconds:g} s of Play:",
             table(rows, ("measure", "value")),
             f"target: at least {TARGET_FPS:g} frames/s seen in the browser: {'met' if met else 'NOT met'}",
         ]

@@ -230,7 +230,7 @@ def lecture_hall(
     return rows, memory
 
 
-HEAVY = "hidden=" + ",".join(["128"] * 8) + "&n=2000&speed=200&compare=1"  # the sidebar's largest setup
+HEAVY = "hidden=" + ",".join(["128"] * 8) + "&n=2000&sps=2000&compare=1"  # the sidebar's largest setup
 
 
 def frames_per_second(pages: list, seconds: float) -> list[float]:
@@ -245,7 +245,7 @@ def frames_per_second(pages: list, seconds: float) -> list[float]:
 
 def heavy_visitor(browser: Any = None, seconds: float = 15, light: int = 3) -> dict[str, Any]:
     """`light` visitors play the default playground, alone and then while one more plays the
-    largest setup the sidebar allows (hidden 8 × 128, 2,000 points, speed 200, both engines).
+    largest setup the sidebar allows (hidden 8 × 128, 2,000 points, 2,000 steps a second, both engines).
     Frames a second of each: the light ones before and during, the heavy one during."""
     with serve_app("bench-heavy.log") as url, own_browser(browser) as browser:
         browsers_in_the_back_row()

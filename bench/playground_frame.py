@@ -37,7 +37,7 @@ from mlp.lessons.playground import Settings, make_points
 from mlp.model import MLP
 from mlp.runs.playground import Playground
 from mlp.train import TrainConfig, Trainer
-from pages.ui.frames import FRAME_BUDGET, Stream
+from pages.ui.frames import FRAME_BUDGET, Stream, frame_steps
 
 TARGET_MS = 5.0  # issue 25's aim: a default frame's server CPU, all in
 # The default settings, in a run long enough that no frame of the bench finishes it.
@@ -127,8 +127,8 @@ def frame_table(frames: int) -> tuple[str, float]:
     parts: dict[str, list[tuple[float, float]]] = {}
     sizes, route, demo, demo_sizes = [], [], [], []
     for i in range(min(5, frames) + frames):  # the first few warm up: allocator, caches, lazy imports
-        laps, size = frame_parts(ours, SETTINGS.speed)
-        *timing, demo_size = demo_frame(theirs, SETTINGS.speed)
+        laps, size = frame_parts(ours, frame_steps(SETTINGS.speed))
+        *timing, demo_size = demo_frame(theirs, frame_steps(SETTINGS.speed))
         cpu = route_frame(stream)
         if i >= min(5, frames):
             for name, value in laps.items():
@@ -155,7 +155,7 @@ def frame_table(frames: int) -> tuple[str, float]:
     size, demo_size = statistics.median(sizes), statistics.median(demo_sizes)
     s = SETTINGS
     lines = [
-        f"One frame at the default settings ({s.speed} steps of {s.kind}, hidden {s.hidden}, "
+        f"One frame at the default settings ({frame_steps(s.speed)} steps of {s.kind}, hidden {s.hidden}, "
         f"{len(ours.points.y_train)} training points), medians of {frames} frames:",
         table(rows, ("part", "CPU", "wall")),
         f"bytes a frame: {size / 1024:.1f} KiB of JSON; the baseline's figure {demo_size / 1024:.1f} KiB "

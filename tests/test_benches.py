@@ -72,10 +72,10 @@ def test_bench_runs_at_tiny_sizes_and_prints_its_ratios(name, capsys):
 def test_browser_fps_parses_its_arguments_and_reports():
     from bench.browser_fps import arguments, report
 
-    assert (arguments([]).seconds, arguments([]).speed) == (20, 10)
+    assert (arguments([]).seconds, arguments([]).speed) == (20, 100)
     result = {"frames/s seen in the browser": 8.8, "browser CPU per frame (ms)": 20.0}
-    text = report(result, seconds=2, speed=10)
-    assert "speed 10, 2 s of Play" in text and "8.80" in text and ": met" in text
+    text = report(result, seconds=2, speed=100)
+    assert "100 steps a second, 2 s of Play" in text and "8.80" in text and ": met" in text
     assert "NOT met" in report({"frames/s seen in the browser": 1.0}, 2, 10)
 
 

@@ -21,6 +21,7 @@ from pages.ui.frames import (
     Stream,
     capped_note,
     frame_path,
+    frame_steps,
     routes,
     serve_frame,
 )
@@ -28,14 +29,14 @@ from pages.ui.frames import (
 QUICK = replace(Settings(), epochs=10)  # full batch: one step an epoch, ten steps in all
 
 
-def playing(settings: Settings = PRESETS["moons"], speed: int = 10) -> Stream:
+def playing(settings: Settings = PRESETS["moons"], speed: int = 100) -> Stream:
     stream = Stream("visitor")
     stream.update(current_run(None, settings), speed, playing=True)
     return stream
 
 
 def test_each_frame_trains_one_frames_steps_and_draws_them():
-    stream = playing(speed=10)
+    stream = playing(speed=100)
     answers = [serve_frame(stream.token) for _ in range(3)]
     assert [status for status, _ in answers] == [200] * 3
     frames = [body for _, body in answers]
@@ -83,7 +84,7 @@ def test_a_paused_stream_never_trains():
 
 
 def test_the_end_of_a_run_stops_the_stream_and_says_so():
-    stream = playing(QUICK, speed=6)
+    stream = playing(QUICK, speed=60)
     _, first = serve_frame(stream.token)
     _, last = serve_frame(stream.token)
     assert (first["step"], first["finished"]) == (6, False)
@@ -92,7 +93,7 @@ def test_the_end_of_a_run_stops_the_stream_and_says_so():
 
 
 def test_a_diverging_run_stops_with_its_banner():
-    stream = playing(replace(PRESETS["moons"], optimizer="sgd", activation="leaky_relu", lr=10.0), speed=10)
+    stream = playing(replace(PRESETS["moons"], optimizer="sgd", activation="leaky_relu", lr=10.0), speed=100)
     for _ in range(50):
         _, frame = serve_frame(stream.token)
         if not frame.get("playing", True) or frame.get("finished"):
@@ -148,7 +149,7 @@ def test_a_pause_heard_while_a_frame_waits_for_its_turn_ends_the_wait_without_tr
     assert stream.run.trainer.step_count == 0
 
 
-@pytest.mark.parametrize("speed", [1, 7])
+@pytest.mark.parametrize("speed", [10, 70])
 def test_frames_add_up_to_the_same_run_as_step_clicks(speed):
     """The frames' steps are the run's steps: a link stepped the same number of times gives the
     same weights whichever way the steps were taken."""
@@ -157,7 +158,7 @@ def test_frames_add_up_to_the_same_run_as_step_clicks(speed):
     for _ in range(5):
         serve_frame(stream.token)
     alone = current_run(None, settings)
-    alone.run(5 * speed)
+    alone.run(5 * speed // 10)  # steps a second, 10 frames a second
     for a, b in zip(stream.run.model.parameters(), alone.model.parameters(), strict=True):
         assert a.equal(b)
 
@@ -184,18 +185,18 @@ def test_a_frame_that_fails_stops_the_run_and_tells_the_page_once(monkeypatch):
     assert stream.take_failure() == FAILED and stream.take_failure() is None
 
 
-HEAVY = replace(Settings(), hidden=(128,) * 8, n=2000, speed=200)  # the sidebar's largest setup
+HEAVY = replace(Settings(), hidden=(128,) * 8, n=2000, speed=2000)  # the sidebar's largest setup
 
 
 def test_a_frame_trains_only_the_steps_that_fit_its_budget_and_the_plane_says_so():
-    stream = playing(HEAVY, speed=200)
+    stream = playing(HEAVY, speed=2000)
     stream.run.compare(True)  # both engines: twice the work a step
     frames = [serve_frame(stream.token)[1] for _ in range(3)]
     steps = [f["step"] for f in frames]
     assert 0 < steps[0] < steps[1] < steps[2] < 200  # it moves, a few steps a frame
     assert stream.run.twin.step_count == stream.run.trainer.step_count  # in lockstep
     took = steps[2] - steps[1]
-    assert frames[-1]["note"] == capped_note(took, 200)
+    assert frames[-1]["note"] == capped_note(took, 2000)
     assert "50 ms" in frames[-1]["note"]
     cpu = time.thread_time()
     stream.run.run(200, budget=FRAME_BUDGET)
@@ -204,11 +205,21 @@ def test_a_frame_trains_only_the_steps_that_fit_its_budget_and_the_plane_says_so
     assert time.thread_time() - cpu <= FRAME_BUDGET + 2 * step + 0.02
 
 
+@pytest.mark.parametrize(
+    ("speed", "steps"), [(1, [0] * 9 + [1, 1]), (5, [0, 1, 1, 2, 2, 3]), (30, [3, 6, 9])]
+)
+def test_a_slow_speed_takes_a_step_every_few_frames(speed, steps):
+    """Speed is steps a second at 10 frames a second: below 10, some frames draw without a step."""
+    stream = playing(QUICK, speed=speed)
+    assert [serve_frame(stream.token)[1]["step"] for _ in steps] == steps
+    assert frame_steps(speed) == max(1, speed // 10)
+
+
 def test_a_frame_that_fits_its_budget_takes_every_step_and_says_nothing():
-    stream = playing(speed=10)
+    stream = playing(speed=100)
     _, frame = serve_frame(stream.token)
     assert frame["step"] == 10 and frame["note"] is None
-    stream.update(stream.run, 20, playing=True)
+    stream.update(stream.run, 200, playing=True)
     assert stream.note is None
 
 
@@ -232,12 +243,12 @@ def test_a_stream_whose_page_stopped_running_stops_playing():
     stream.lease = time.monotonic() - 0.001  # nothing from the page for LEASE_SECONDS: a closed tab
     assert serve_frame(stream.token) == (200, {"playing": False})  # its token, replayed
     assert not stream.playing and stream.run.trainer.step_count == 20
-    stream.update(stream.run, 10, playing=True)  # the page's next run, if it is still open
+    stream.update(stream.run, 100, playing=True)  # the page's next run, if it is still open
     assert serve_frame(stream.token)[1]["step"] == 30
 
 
 def test_a_pause_ends_a_frame_in_flight_at_its_next_chunk():
-    stream = playing(HEAVY, speed=200)
+    stream = playing(HEAVY, speed=2000)
     stream.run.run(1)
     started, answer = threading.Event(), []
     chunks = []

@@ -209,7 +209,7 @@ def test_unusual_settings_round_trip_too():
 
 def test_bad_link_parameters_are_skipped_with_notes_that_never_repeat_them():
     query = {"lr": "abc", "n": "100000", "hidden": "8-x", "data": "swirl", "classes": "4", "opt": "adam"}
-    query |= {"foo": "1", "speed": "1e400", "noise": "nan", "seed": "x" * 500}
+    query |= {"foo": "1", "sps": "1e400", "noise": "nan", "seed": "x" * 500}
     settings, notes = from_query(query, base=PRESETS["moons"])
     assert settings == PRESETS["moons"]
     reasons = {note.key: note.reason for note in notes}
@@ -219,13 +219,23 @@ def test_bad_link_parameters_are_skipped_with_notes_that_never_repeat_them():
         "hidden": "hidden must be 0 to 8 layers of 1 to 128 units, separated by commas, e.g. 32, 32",
         "data": "kind must be one of blobs, moons, circles, xor, spiral, teacher",
         "foo": "this page has no such setting",
-        "speed": "speed must be a whole number between 1 and 200",
+        "sps": "speed must be a whole number between 1 and 2000",
         "noise": "noise must be a finite number",
         "seed": "longer than 200 characters",
         "classes": "this data set has 2 classes",
     }
     assert {note.value for note in notes} >= {"abc", "100000", "8-x", "swirl", "1", "1e400", "nan", "4"}
     assert from_query({"lr": "0.3", "n": "850"})[0] == replace(Settings(), lr=0.3, n=850)
+
+
+def test_a_link_from_before_steps_a_second_keeps_its_pace():
+    # ?speed= was steps a frame, at 10 frames a second: speed=10 played 100 steps a second.
+    assert from_query({"speed": "10"}) == (replace(Settings(), speed=100), [])
+    assert from_query({"speed": "20", "sps": "5"})[0].speed == 5  # the new name wins
+    settings, notes = from_query({"speed": "fast"})
+    assert settings == Settings() and [(n.key, n.reason) for n in notes] == [
+        ("speed", "this page has no such setting")
+    ]
 
 
 def test_a_link_from_uploaded_points_says_so():

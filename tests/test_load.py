@@ -59,7 +59,7 @@ def test_memory_grows_at_most_100_mb_per_50_visitors_and_levels_off(hall):
 
 def test_a_heavy_visitor_slows_itself_not_the_class(browser):
     """Three visitors play the default playground; a fourth plays the sidebar's largest setup
-    (8 × 128 hidden, 2,000 points, speed 200, both engines). Before frames had a compute budget
+    (8 × 128 hidden, 2,000 points, 2,000 steps a second, both engines). Before frames had a compute budget
     and turns went by arrival, the three dropped from 9.6 to 0.1 frames a second."""
     seen = heavy_visitor(browser, seconds=15)
     text = (
@@ -73,4 +73,4 @@ def test_a_heavy_visitor_slows_itself_not_the_class(browser):
     for alone, during in zip(seen["alone"], seen["during"], strict=True):
         assert during >= 0.5 * alone, text
     assert seen["heavy"] >= 0.5, text
-    assert "steps a frame" in seen["note"] and "50 ms" in seen["note"], text
+    assert "steps a second" in seen["note"] and "50 ms" in seen["note"], text

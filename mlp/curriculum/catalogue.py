@@ -67,7 +67,8 @@ def playground_setup(compare: bool = False, **changes: Any) -> Setup:
     return Setup("playground", pg.to_query(pg.Settings(**changes)) | ({COMPARE: "1"} if compare else {}))
 
 
-def _forward(view: fb.ForwardView | None = None, **changes) -> Setup:
+def forward_setup(view: fb.ForwardView | None = None, **changes) -> Setup:
+    """Forward & backward with these settings, opened at `view` (its tab and step)."""
     return Setup("forward_backward", fb.to_query(fb.ForwardSettings(**changes), view or fb.ForwardView()))
 
 
@@ -157,7 +158,7 @@ LESSONS: dict[str, Lesson] = {
         Lesson(
             "init",
             "Initialisation matters in a deep stack",
-            _forward(fb.ForwardView(tab="init", spread_depth=10), init="normal"),
+            forward_setup(fb.ForwardView(tab="init", spread_depth=10), init="normal"),
             "With N(0, 0.02) weights each layer's activations shrink: after 10 layers they are about "
             "a million times smaller than at the input, while He keeps them about the same size.",
             "Each layer multiplies the spread by about σ·√fan_in, and ReLU, zeroing half the "
@@ -220,7 +221,7 @@ LESSONS: dict[str, Lesson] = {
         Lesson(
             "teacher",
             "The teacher network's task",
-            _forward(source="teacher", k=5, hidden=(64,), n=8),
+            forward_setup(source="teacher", k=5, hidden=(64,), n=8),
             "Sixteen inputs, five classes, labels from a fixed random ReLU network: the seed notes' "
             "task, one batch of it through a student 16-64-5. Press *Train the student*: on the "
             "whole task its loss falls from about 0.9 to below 0.25 in 30 epochs.",

@@ -29,6 +29,8 @@ LARGEST = ModelConfig(784, [WIDTHS.max_width] * WIDTHS.max_layers, 10)  # the wi
 MAX_MODEL_MB = math.ceil(max_file_bytes(LARGEST) / 10**6)
 DEVICE = "Device"
 CUDA_ONLY = ("amp", "compile")  # shown, and applied, only on a CUDA device
+FULL, CLASS = "full", "class"  # the paces: as fast as it goes, or slow enough for a class to watch
+CLASS_EPOCH_SECONDS = 3.0  # the least an epoch takes at a class's pace: 5 epochs, 15 s of curves
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,12 @@ class MnistSettings:
     lr: float = setting(1e-3, form.LR.like(stops=(1e-4, 3e-4, 1e-3, 2e-3, 3e-3, 0.01, 0.03, 0.1, 0.3)))
     batch_size: int = setting(128, form.BATCH.like(stops=(*form.BATCH.stops, 512, 1024)))
     epochs: int = setting(5, form.EPOCHS)
+    pace: str = setting(
+        FULL, Spec("pace", choices=(FULL, CLASS), label="Pace", section=form.TRAINING, widget="radio",
+                   names={FULL: "Full speed", CLASS: "Class pace"}, for_class=CLASS,
+                   help=f"Class pace: every epoch takes at least {CLASS_EPOCH_SECONDS:g} s, so that a room "
+                   "sees the curves grow. Projector mode and tours start there."),
+    )  # fmt: skip
     weight_decay: float = setting(0.0, form.WEIGHT_DECAY)
     scheduler: str = setting("none", form.SCHEDULE)
     warmup_epochs: float = setting(0.0, form.WARMUP)
@@ -81,6 +89,11 @@ class MnistSettings:
 
     def train_config(self) -> TrainConfig:
         return TrainConfig(**form.matching(self, TrainConfig))  # every setting TrainConfig has
+
+    @property
+    def min_epoch_seconds(self) -> float:
+        """The least an epoch may take: 0 at full speed."""
+        return CLASS_EPOCH_SECONDS if self.pace == CLASS else 0.0
 
 
 SPECS: dict[str, Spec] = form.specs_of(MnistSettings)

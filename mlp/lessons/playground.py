@@ -23,6 +23,9 @@ WIDTHS = WidthLimits(max_layers=8, max_width=128, min_layers=0)
 DATA = "Data"
 ENGINE_NAMES = {"autograd": "PyTorch autograd", "manual": "manual backprop"}
 FROM_FILE = "file"  # the link's data= when the points were uploaded
+SPEEDS = (1, 2, 3, 5, 10, 20, 30, 50, 100, 200, 500, 1000, 2000)  # the speed control's stops, steps a second
+CLASS_PACE = 3  # steps a second at which a class sees the default spiral's boundary form (10-23 s)
+LEGACY_SPEED = "speed"  # links before speed was steps a second carried steps a frame, 10 frames a second
 DATA_FIELDS = ("kind", "n", "noise", "classes", "test_fraction", "data_seed")
 MODEL_FIELDS = ("hidden", "activation", "init", "dropout", "seed")
 
@@ -73,8 +76,11 @@ class Settings:
         form.EPOCHS.like(low=10, high=100_000, step=100, label="Epochs (run length and schedule horizon)"),
     )
     speed: int = setting(
-        10, Spec("speed", stops=(1, 2, 5, 10, 20, 50, 100, 200), label="Speed (steps per frame)")
-    )  # optimizer steps per animation frame; on the page's control bar, not in the sidebar
+        100,
+        Spec("sps", stops=SPEEDS, label="Speed (steps a second)", for_class=CLASS_PACE,
+             help=f"Optimizer steps a second while playing. {CLASS_PACE}: a class's pace, the boundary "
+             "forming over 10-30 s; projector mode and tours start there."),
+    )  # on the page's control bar, not in the sidebar  # fmt: skip
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "hidden", tuple(int(h) for h in self.hidden))
@@ -128,6 +134,8 @@ def from_query(query: Mapping[str, Any], base: Settings | None = None) -> tuple[
         file_notes.append(
             LinkNote("data", FROM_FILE, "its points came from a file, which a link can't carry")
         )
+    if str(query.get(LEGACY_SPEED)).isdigit() and SPECS["speed"].key not in query:  # steps a frame
+        query[SPECS["speed"].key] = str(int(str(query.pop(LEGACY_SPEED))[:6]) * 10)
     values, given, notes = form.read_link(query, base or Settings(), SPECS)
     notes = file_notes + notes
     if (classes := class_count(values["kind"], values["classes"])) != values["classes"]:

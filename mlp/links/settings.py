@@ -92,6 +92,7 @@ class Spec:
     section: str = ""  # the sidebar's heading it comes under, in declaration order
     widget: str | None = None  # "number" or "radio" where the default widget won't do (see kind)
     names: Mapping[Any, str] | None = field(default=None, compare=False)  # how values are shown
+    for_class: Any = None  # where projector mode and tours start it instead of the default: a class's pace
 
     def __post_init__(self) -> None:
         # A link gets exactly the range the slider offers: a select-slider's range is its stops'.

@@ -5,6 +5,7 @@ runs are kept to compare."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
@@ -116,6 +117,8 @@ class MnistRun:
             cfg, report_every=max(1, steps_per_epoch // 10), threads=threads or cfg.threads
         )
         self.trainer = Trainer(self.model, (x_train, y_train), (x_val, y_val), self.train_cfg)
+        self.min_epoch_seconds = settings.min_epoch_seconds  # a class's pace, or 0
+        self._pace_start = 0.0  # when a paced run's first step was due
         self.evaluation: Evaluation | None = None
         self.schedule = self.lr_schedule()
         self._weights: tuple[tuple[int, bool], dict[str, torch.Tensor]] | None = None  # (when, copy)
@@ -135,8 +138,18 @@ class MnistRun:
         return self.trainer.status
 
     def advance(self, seconds: float) -> None:
-        """Train for about `seconds`."""
-        self.trainer.run_for(seconds)
+        """Train for about `seconds`; at a class's pace, no faster than its epochs may go."""
+        if self.min_epoch_seconds <= 0:
+            self.trainer.run_for(seconds)
+            return
+        now = time.monotonic()
+        self._pace_start = self._pace_start or now
+        per_step = self.min_epoch_seconds / self.trainer.steps_per_epoch
+        due = int((now - self._pace_start) / per_step) + 1 - self.trainer.step_count  # steps owed by now
+        if due > 0:
+            self.trainer.run_steps(due)
+        else:  # ahead of the pace: wait for the next step's time, and no longer than asked
+            time.sleep(min(seconds, (self.trainer.step_count * per_step) - (now - self._pace_start)))
 
     def stop(self, reason: str = "Stopped: the model keeps what it learned so far.") -> None:
         self.trainer.stop(reason)

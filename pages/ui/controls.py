@@ -6,7 +6,7 @@ from typing import Any
 import streamlit as st
 
 from mlp.links.settings import LinkNote, Spec, section, widget_values
-from pages.ui.shell import SHOW
+from pages.ui.shell import PACED_PAGES, SHOW, for_class, link_query, presenter
 
 
 def page_settings(
@@ -19,8 +19,11 @@ def page_settings(
     `first()` gives them (from the link, or the defaults) with notes on what the link got wrong.
     """
     key, notes = prefix + "settings", []
+    PACED_PAGES[prefix] = specs  # for projector mode's switch to a class's pace (pages/ui/shell.py)
     if key not in st.session_state:
-        st.session_state[key], notes = first()
+        settings, notes = first()
+        given = link_query()
+        st.session_state[key] = for_class(settings, specs, given) if presenter() else settings
     for name, value in widget_values(st.session_state[key], prefix, specs).items():
         st.session_state.setdefault(name, value)
     return st.session_state[key], notes

@@ -45,6 +45,7 @@ from mlp.train.turns import shared_turns
 
 PATH = "/api/playground/frame"  # under the server's base URL path, if it has one (frame_path)
 FRAME_SECONDS = 0.1  # a playing canvas asks for at most 10 frames a second
+FRAMES_A_SECOND = round(1 / FRAME_SECONDS)  # what a speed in steps a second is shared among
 FRAME_BUDGET = 0.05  # seconds of CPU time a frame's training may take; the default frame takes ~6 ms
 LEASE_SECONDS = 30.0  # a stream stops playing when its page has not run for this long
 FRAME_THREADS = 64  # frames waiting for their turn; their own pool, apart from Streamlit's file serving
@@ -75,7 +76,8 @@ class Stream:
         self.visitor = visitor  # the name this visitor's turns go by (pages/ui/live.py)
         self.lock = threading.Lock()
         self.run: Playground | None = None
-        self.speed = 1
+        self.speed = 1  # steps a second while playing
+        self._owed = 0  # in steps × frames a second: what slow speeds' frames have not taken yet
         self.playing = False
         self.seq = 0  # frames made so far: the canvas draws only a newer one than it has
         self.rate = FrameRate()  # the frames that trained, as the server built them
@@ -90,7 +92,7 @@ class Stream:
         """The page's settings, then the frame they show now (drawn without training)."""
         with self.lock:
             if (run, speed) != (self.run, self.speed):
-                self.note = None
+                self.note, self._owed = None, 0
             self.run, self.speed, self.playing = run, speed, playing
             self.renew()
             return self._frame(train=False)
@@ -148,12 +150,13 @@ class Stream:
         return not (self.playing and self.alive)
 
     def _frame(self, train: bool) -> dict[str, Any]:
-        """Holding self.lock: trains `speed` steps if `train`, then the frame as plain data."""
+        """Holding self.lock: trains a frame's share of `speed` if `train`, then the frame as plain data."""
         start, run = time.perf_counter(), self.run
         assert run is not None, "the page sets the run before any frame"
         if train:
-            took = run.run(self.speed, budget=FRAME_BUDGET, stop=self._stopped)
-            capped = took < self.speed and not run.trainer.finished and not self._stopped()
+            asked, self._owed = divmod(self._owed + self.speed, FRAMES_A_SECOND)  # 1/s: every 10th frame
+            took = run.run(asked, budget=FRAME_BUDGET, stop=self._stopped) if asked else 0
+            capped = took < asked and not run.trainer.finished and not self._stopped()
             self.note = capped_note(took, self.speed) if capped else None
         live = run.live_frame()
         if live.finished:
@@ -175,10 +178,16 @@ class Stream:
         return frame
 
 
-def capped_note(took: int, asked: int) -> str:
-    """What the plane says when a frame took fewer steps than the speed asked for."""
+def frame_steps(speed: int) -> int:
+    """The steps a frame trains at `speed` steps a second (at least one), frames coming as fast
+    as the server allows."""
+    return max(1, round(speed * FRAME_SECONDS))
+
+
+def capped_note(took: int, speed: int) -> str:
+    """What the plane says when a frame took fewer steps than `speed` (steps a second) asked for."""
     return (
-        f"{took:,} of {asked:,} steps a frame: this setup needs more than the "
+        f"{took / FRAME_SECONDS:,.0f} of {speed:,} steps a second: this setup needs more than the "
         f"{FRAME_BUDGET * 1000:.0f} ms of training the server gives each visitor's frame."
     )
 

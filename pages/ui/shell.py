@@ -2,13 +2,16 @@
 
 import time
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import fields, replace
+from typing import Any
 
 import streamlit as st
 
 from mlp.curriculum.catalogue import COMPARE, LESSON
 from mlp.curriculum.challenges import CHALLENGE
 from mlp.figures.style import for_presenter
+from mlp.links.settings import Spec
 from pages.ui.internals import BASE_CSS, PRESENTER_CSS, leave_pages_directory_mode
 from pages.ui.reconnect import reconnect_notice
 from pages.ui.text import literal
@@ -93,13 +96,50 @@ def presenter() -> bool:
     return bool(st.session_state.get(PRESENTER_KEY))
 
 
+PACED_PAGES: dict[str, Mapping[str, Spec]] = {}  # each page's settings prefix -> its specs (page_settings)
+
+
+def for_class(settings: Any, specs: Mapping[str, Spec], given: Collection[str] = ()) -> Any:
+    """`settings` at a class's pace: each setting that declares one (`Spec.for_class`) and that
+    is still at its default, unless the link sets it (`given`: the link's parameter names)."""
+    defaults = {f.name: f.default for f in fields(settings)}
+    paced = {
+        name: spec.for_class
+        for name, spec in specs.items()
+        if spec.for_class is not None and spec.key not in given and getattr(settings, name) == defaults[name]
+    }
+    return replace(settings, **paced)
+
+
+def _switch_pace() -> None:
+    """Projector mode on: the pages' paces at a class's, where the visitor left them at the
+    default; off: back to the default where they are still at a class's."""
+    on = st.session_state[PRESENTER_KEY]
+    for prefix, specs in PACED_PAGES.items():
+        saved = st.session_state.get(prefix + "settings")
+        if saved is None:
+            continue
+        defaults = {f.name: f.default for f in fields(saved)}
+        for name, spec in specs.items():
+            if spec.for_class is None:
+                continue
+            was, now = (defaults[name], spec.for_class) if on else (spec.for_class, defaults[name])
+            if getattr(saved, name) == was and st.session_state.get(prefix + name, was) == was:
+                saved = replace(saved, **{name: now})
+                if prefix + name in st.session_state:
+                    st.session_state[prefix + name] = now
+        st.session_state[prefix + "settings"] = saved
+
+
 def presenter_toggle() -> bool:
     """The sidebar's presenter switch, on at first when the link says so; styles the page."""
     st.session_state.setdefault(PRESENTER_KEY, st.query_params.get(PRESENT) == "1")
     on = st.toggle(
         "Projector mode",
         key=PRESENTER_KEY,
-        help="Larger text and charts, each page's main picture first: for presenting to a room.",
+        on_change=_switch_pace,
+        help="Larger text and charts, each page's main picture first, a class's pace: for "
+        "presenting to a room.",
     )
     st.html(PRESENTER_CSS if on else BASE_CSS)
     return on
