@@ -10,7 +10,7 @@ import torch
 from mlp.data import load_sample
 from mlp.errors import OUT_OF_MEMORY, UNEXPECTED
 from mlp.io import model_to_bytes
-from mlp.lessons.mnist import MnistSettings, from_query, from_widgets, to_query
+from mlp.lessons.mnist import CLASS_EPOCH_SECONDS, SPECS, MnistSettings, from_query, from_widgets, to_query
 from mlp.metrics import neighbour_correlation
 from mlp.runs.mnist import MnistRun, MnistSession, first_layer_weights, predict, predictor
 from mlp.train.jobs import Executor
@@ -272,3 +272,36 @@ def test_a_failed_run_says_what_it_means_never_its_errors_text(sample, executor,
     assert job.wait(timeout=60)
     assert job.state == "failed" and job.message == f"Training failed. {said}"
     assert "/srv/secret" not in job.message and str(fault) in caplog.text  # the log keeps it
+
+
+class Clock:
+    """time.monotonic and time.sleep for mlp.runs.mnist: seconds pass only when slept or told."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += max(seconds, 0.0)
+
+
+def test_at_a_class_pace_each_epoch_takes_its_seconds_however_fast_the_machine(sample, monkeypatch):
+    clock = Clock()
+    monkeypatch.setattr("mlp.runs.mnist.time", clock)
+    run = MnistRun(sample, settings(pace="class", epochs=2))
+    per_step = CLASS_EPOCH_SECONDS / run.trainer.steps_per_epoch
+    seen = []
+    while not run.finished:
+        run.advance(0.1)  # as a job's worker does, chunk after chunk
+        seen.append((clock.now - 100.0, run.trainer.step_count))
+    assert all(steps <= elapsed / per_step + 1 + 1e-6 for elapsed, steps in seen)  # never ahead of the pace
+    assert clock.now - 100.0 >= 2 * CLASS_EPOCH_SECONDS - per_step - 1e-9  # 2 epochs: 6 s of curves
+    assert all(seconds <= 0.1 + 1e-9 for seconds in np.diff([0.0, *(e for e, _ in seen)]))  # a chunk each
+
+
+def test_class_pace_is_where_projector_mode_starts_and_full_speed_is_the_default():
+    assert MnistSettings().pace == "full" and MnistSettings().min_epoch_seconds == 0
+    assert from_query({"pace": "class"})[0].min_epoch_seconds == CLASS_EPOCH_SECONDS
+    assert SPECS["pace"].for_class == "class"

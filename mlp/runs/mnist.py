@@ -145,7 +145,9 @@ class MnistRun:
         now = time.monotonic()
         self._pace_start = self._pace_start or now
         per_step = self.min_epoch_seconds / self.trainer.steps_per_epoch
-        due = int((now - self._pace_start) / per_step) + 1 - self.trainer.step_count  # steps owed by now
+        # Steps owed by now (the first at once); the 1e-6 keeps a step whose time has just come
+        # from being owed a rounding error of a second forever.
+        due = int((now - self._pace_start) / per_step + 1e-6) + 1 - self.trainer.step_count
         if due > 0:
             self.trainer.run_steps(due)
         else:  # ahead of the pace: wait for the next step's time, and no longer than asked

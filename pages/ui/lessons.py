@@ -14,6 +14,7 @@ from mlp.curriculum.challenges import CHALLENGE, CHALLENGES, Challenge, Score, c
 from mlp.links.settings import LinkNote
 from pages.ui.shell import LOAD, link_query, presenter
 from pages.ui.text import show_link_notes
+from pages.ui.tour import Walk, tour_card
 
 Load = Callable[[Mapping[str, str]], None]
 
@@ -43,8 +44,11 @@ def _keep(prefix: str, name: str) -> None:
     st.session_state[f"{prefix}{name}_kept"] = st.session_state.get(prefix + name)
 
 
-def lesson_panel(prefix: str, page: str, load: Load) -> dict[str, str]:
-    """The sidebar's lesson picker and the chosen lesson's two sentences; the link's part."""
+def lesson_panel(prefix: str, page: str, load: Load, walk: Walk | None = None) -> dict[str, str]:
+    """The sidebar's lesson picker and the chosen lesson's two sentences; the link's part. On a
+    tour's stop, the tour's card instead (`walk`: the page's own steps, pages/ui/tour.py)."""
+    if (tour_link := tour_card(prefix, page, load, walk)) is not None:
+        return tour_link
     lessons = {lesson.key: lesson for lesson in lessons_for(page)}
     key = prefix + LESSON
     _from_link(prefix, LESSON, {k: lesson.setup_on(page) for k, lesson in lessons.items()}, load)

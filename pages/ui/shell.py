@@ -10,6 +10,7 @@ import streamlit as st
 
 from mlp.curriculum.catalogue import COMPARE, LESSON
 from mlp.curriculum.challenges import CHALLENGE
+from mlp.curriculum.tour import STOP, TOUR
 from mlp.figures.style import for_presenter
 from mlp.links.settings import Spec
 from pages.ui.internals import BASE_CSS, PRESENTER_CSS, leave_pages_directory_mode
@@ -151,7 +152,7 @@ def switches_query() -> dict[str, str]:
 
 
 LOAD = "load"  # ?load=1: a lesson's button on another page sent the visitor (pages/ui/lessons.py)
-SWITCHES = (DEBUG, PRESENT, SHOW, LESSON, CHALLENGE, COMPARE, LOAD)  # link parameters that are not settings
+SWITCHES = (DEBUG, PRESENT, SHOW, LESSON, CHALLENGE, COMPARE, LOAD, TOUR, STOP)  # not settings
 
 
 def settings_query(query: Mapping[str, str]) -> dict[str, str]:
@@ -174,9 +175,12 @@ def chart(fig, box=None, **kwargs) -> None:
 
 
 def page_header(title: str, caption: str) -> None:
-    """A page's title and what it is about; in presenter mode the title alone, compact."""
-    st.title(title)
-    if not presenter():
+    """A page's title and what it is about; in presenter mode the title alone, compact; in a
+    tour (whose card says what the stop is about) the title alone, and in presenter mode nothing."""
+    touring = st.query_params.get(TOUR) is not None
+    if not (touring and presenter()):
+        st.title(title)
+    if not (presenter() or touring):
         st.caption(caption)
 
 
