@@ -36,6 +36,7 @@ def load(query: Mapping[str, str]) -> None:
     st.query_params.from_dict(dict(query) | switches_query())
 
 
+NETWORK_MIN_PX = 460  # the network view's narrowest: its labels ≥ 12 px (a projector's column is 482)
 PLAY_KEY = "Space"  # the bar's keyboard: Space plays and pauses, S takes one step
 STEP_KEY = "S"
 
@@ -78,11 +79,13 @@ def controls_bar(playing: bool, play: Callable[[bool], None]) -> None:
 def network_view(run: Playground) -> NetworkPicture:
     """TensorFlow Playground's picture of the network as it trains, sized to read in its column."""
     picture = network_picture(run)
+    svg = network_svg(picture.widths, picture.maps, picture.weights, picture.dead, picture.labels,
+                      font=42.0 if presenter() else 28.0)  # fmt: skip
+    # Never narrower than NETWORK_MIN_PX: a phone scrolls it sideways rather than shrink its labels.
     st.markdown(
-        network_svg(picture.widths, picture.maps, picture.weights, picture.dead, picture.labels,
-                    font=42.0 if presenter() else 28.0),
+        f'<div style="overflow-x: auto"><div style="min-width: {NETWORK_MIN_PX}px">{svg}</div></div>',
         unsafe_allow_html=True,
-    )  # fmt: skip
+    )
     return picture
 
 
