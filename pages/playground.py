@@ -125,7 +125,7 @@ def plane_and_numbers() -> None:
 
 # In the first screen, TensorFlow Playground's way: the plane beside the network and the curves.
 # The plane comes first, so that a phone, which stacks the columns, shows it first.
-PANEL_HEIGHT = 230 if ui.presenter() else 280  # the curves under the network, in a 720 px screen
+PANEL_HEIGHT = 250 if ui.presenter() else 280  # the curves under the network, in a 720 px screen
 
 
 @ui.live(PANEL_SECONDS, playing, slow=True)

@@ -78,7 +78,8 @@ def loss_accuracy_figure(curves: Sequence[Curve], height: int = 320) -> go.Figur
         "xaxis": epoch_axis | {"domain": [0, 0.46]},
         "xaxis2": epoch_axis | {"domain": [0.54, 1], "anchor": "y2"},
         # A short panel (the playground's, beside the plane) has room for a short title only.
-        "yaxis": log_ticks([c.loss for c in curves]) | {"title": {"text": loss_title}},
+        "yaxis": log_ticks([c.loss for c in curves], most=6 if height >= 280 else 4)
+        | {"title": {"text": loss_title}},
         # The accuracy's ticks on its right: at any font size they stay clear of the loss panel.
         "yaxis2": {"range": [0, 1.02], "anchor": "x2", "tickformat": ".0%", "side": "right"},
         "annotations": [
@@ -86,7 +87,8 @@ def loss_accuracy_figure(curves: Sequence[Curve], height: int = 320) -> go.Figur
             panel | {"x": 0.54, "xanchor": "left", "text": "<b>Accuracy</b> ↑"},
         ],
         "showlegend": True,
-        "legend": {"orientation": "h", "x": 0, "y": -0.32, "yanchor": "top"},  # below the axis titles
+        # Below the axis titles, the same 90 px under the axes at any height (paper units scale with it).
+        "legend": {"orientation": "h", "x": 0, "y": -90 / (height - 40), "yanchor": "top"},
         "margin": {"l": 50, "r": 50, "t": 30, "b": 10},
         "uirevision": "keep",
     }
