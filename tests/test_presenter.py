@@ -155,3 +155,19 @@ def test_the_step_page_shows_the_equation_and_a_legible_diagram_in_the_first_scr
     )
     assert smallest >= MIN_CHART_TEXT_PX
     tab.screenshot(path=str(ARTIFACTS / f"presenter-forward_backward-{scheme}.png"))
+
+
+@pytest.mark.browser
+def test_home_shows_a_picture_in_the_first_screen_and_challenge_titles_whole(page, app_url):
+    page.set_viewport_size(SCREEN)
+    page.goto(f"{app_url}/?present=1")
+    wait_for_app(page, heading="MLP Playground")
+    box = page.locator(".st-key-home_picture .js-plotly-plot").bounding_box()
+    assert box is not None and box["y"] + box["height"] / 2 < SCREEN["height"], box  # most of it, at least
+    links = page.locator(".st-key-home_challenges_links a")
+    links.first.wait_for()
+    cut = links.evaluate_all(
+        "(as) => as.filter((a) => [...a.querySelectorAll('p')]"
+        "  .some((p) => p.scrollWidth > p.clientWidth + 1)).map((a) => a.innerText)"
+    )
+    assert links.count() >= 3 and not cut, cut  # "…at most 4 hid" no more
