@@ -51,9 +51,10 @@ def _new_seed(_: Playground) -> None:
 
 
 ACTIONS = [  # (label, icon, key, what it does to the run, help, shortcut); each pauses first
-    ("Step", None, "pg_step", lambda r: r.run(1), f"One optimizer step. Key: {STEP_KEY}.", STEP_KEY),
+    ("Step", None, "pg_step", lambda r: r.run(1), "One optimizer step.", STEP_KEY),
     ("Epoch", None, "pg_epoch", Playground.run_epoch, "To the end of the current pass over the data.", None),
-    ("Reset", ":material/restart_alt:", "pg_reset", Playground.reset, "The same weights and batches.", None),
+    ("Reset", ":material/restart_alt:", "pg_reset", Playground.reset,
+     "The same initial weights and batches.", None),
     ("New init", ":material/casino:", "pg_reinit", _new_seed, "The next seed: other initial weights.", None),
 ]  # fmt: skip
 
@@ -67,7 +68,7 @@ def controls_bar(playing: bool, play: Callable[[bool], None]) -> None:
         label, icon = ("Pause", ":material/pause:") if playing else ("Play", ":material/play_arrow:")
         st.button(
             label, icon=icon, key="pg_play", type="primary", on_click=play, args=(not playing,),
-            shortcut=PLAY_KEY, help=f"Key: {PLAY_KEY}.",
+            shortcut=PLAY_KEY,
         )  # fmt: skip
         for label, icon, key, action, tip, shortcut in ACTIONS:
             st.button(
