@@ -8,6 +8,7 @@ from mlp.curriculum.challenges import CHALLENGE, CHALLENGES
 from mlp.data import gallery
 from mlp.figures.plane import toy_gallery
 from mlp.links.settings import LinkNote
+from pages.ui.internals import WRAPPING_LINKS_CSS
 from pages.ui.shell import DEBUG, PRESENT
 
 ui.require_shell()
@@ -26,6 +27,10 @@ st.markdown(
     "shapes, the values, the gradients — and then trains the same code live, on toy data and on "
     "real handwritten digits."
 )
+with st.container(key="home_picture"):  # a picture in the first screen, even on a projector
+    st.caption("The toy data sets a network learns to separate in the 2D playground")
+    st.plotly_chart(toy_gallery(gallery()), config={"displayModeBar": False, "staticPlot": True})
+st.html(WRAPPING_LINKS_CSS)  # a lesson's or a challenge's whole title, on as many lines as it takes
 
 left, right = st.columns([3, 2], gap="large")
 with left:
@@ -75,7 +80,7 @@ ICONS = {
     "mnist": ":material/draw:",
 }
 lessons_col, challenges_col = st.columns([3, 2], gap="large")
-with lessons_col:
+with lessons_col.container(key="home_lessons_links"):
     st.subheader("Lessons")
     st.caption("Each one fills its page with a setup that shows one idea, and says what to watch for.")
     for lesson in LESSONS.values():
@@ -84,7 +89,7 @@ with lessons_col:
             query_params={LESSON: lesson.key},
         )  # fmt: skip
         st.caption(lesson.outcome[0].upper() + lesson.outcome[1:] + ".")
-with challenges_col:
+with challenges_col.container(key="home_challenges_links"):
     st.subheader("Challenges")
     st.caption("A goal with numbers; the page checks it as you train and shows the settings that met it.")
     for challenge in CHALLENGES.values():
@@ -93,8 +98,6 @@ with challenges_col:
             query_params={CHALLENGE: challenge.key},
         )  # fmt: skip
 
-st.subheader("The toy data sets")
-st.plotly_chart(toy_gallery(gallery()), config={"displayModeBar": False, "staticPlot": True})
 st.caption(
     "Every page runs on one small library, `mlp` — the same code trains the toy sets and MNIST, "
     "and the step-by-step page shows the math that trains them."

@@ -110,8 +110,9 @@ def numbers(box, view) -> None:
         note = st.empty()
         if banner := session.banner():
             getattr(note, banner[0])(banner[1])
-        for col, (label, value) in zip(st.columns(5), view.metrics, strict=True):
-            col.metric(label, value)
+        row = st.container(horizontal=True)  # wraps on a phone: two a row
+        for label, value in view.metrics:
+            row.metric(label, value, width=150)
         if ui.debug_mode() and session.job is not None:
             st.caption(f"Job: {session.job.timing()}, {view.elapsed:.2f} s busy. {ui.collection_text()}.")
 
@@ -132,7 +133,7 @@ def show(view, parts: tuple[str, ...] = ("progress", "numbers", "curves")) -> No
             shown["curves"] = drawn
 
 
-left, right, _ = st.columns([1.3, 1.3, 3.4])
+left = right = st.container(horizontal=True)  # side by side, on a phone too
 running = session.running
 ui.steady(running)  # while it trains: no fades between redraws, no running animation
 left.button(
@@ -146,7 +147,8 @@ if challenge is not None:  # checked against the last run this page trained (not
     scores = [Score(done.trainer.epoch, done.evaluate().accuracy, done.evaluate().loss)] if done else []
     ran = done.settings if done else settings
     ui.challenge_status("mn_", challenge, ran, scores, to_query(ran) | challenge_link)
-progress, counters, curves = st.empty(), st.empty(), st.empty()
+progress, counters = st.empty(), st.empty()
+curves = st.container(key="mn_curves").empty()  # keyed: a tour can point at it
 shown: dict[str, str] = {}  # what this script run drew, as plotly JSON
 if (view := session.view()) is None:
     progress.info("Choose a network and training settings in the sidebar, then press **Start**.")

@@ -102,40 +102,11 @@ def play(on: bool) -> None:
     st.session_state.pg_playing = on and not st.session_state.pg_run.trainer.finished
 
 
-def pause_then(action) -> None:
-    panels.stop_playing()
-    action(st.session_state.pg_run)
-
-
-def new_seed(_: Playground) -> None:
-    st.session_state.pg_seed += 1
-
-
 # The frame the page shows, and whether the plane goes on fetching: a frame may just have ended the run.
 now = stream.update(run, st.session_state.pg_speed, st.session_state.pg_playing)
 st.session_state.pg_playing = playing = stream.playing
 ui.steady(playing)
-bar = st.columns([1.3, 1.1, 1.2, 1.5, 1.7, 2.4], vertical_alignment="bottom")
-label, icon, key = (
-    ("Pause", ":material/pause:", "pg_pause") if playing else ("Play", ":material/play_arrow:", "pg_play")
-)
-bar[0].button(label, icon=icon, key=key, type="primary", on_click=play, args=(not playing,), width="stretch")
-actions = [  # (label, icon, key, what it does to the run, help); each pauses first
-    ("Step", None, "pg_step", lambda r: r.run(1), "One optimizer step."),
-    ("Epoch", None, "pg_epoch", Playground.run_epoch, "To the end of the current pass over the data."),
-    (
-        "Reset",
-        ":material/restart_alt:",
-        "pg_reset",
-        Playground.reset,
-        "The same initial weights and batches.",
-    ),
-    ("New init", ":material/casino:", "pg_reinit", new_seed, "The next seed: other initial weights."),
-]
-for col, (label, icon, key, action, tip) in zip(bar[1:5], actions, strict=True):
-    col.button(label, icon=icon, key=key, on_click=pause_then, args=(action,), width="stretch", help=tip)
-with bar[5]:
-    ui.control("pg_", SPECS, "speed")
+panels.controls_bar(playing, play)  # TensorFlow Playground's bar, on top: Space plays, S steps
 
 
 # --- the live part: the plane fetches its own frames; the panels redraw about once a second -------
@@ -152,34 +123,39 @@ def plane_and_numbers() -> None:
         st.caption(f"{stream.rate.text()}; {ui.collection_text()}")
 
 
+# In the first screen, TensorFlow Playground's way: the plane beside the network and the curves.
+# The plane comes first, so that a phone, which stacks the columns, shows it first.
+PANEL_HEIGHT = 250 if ui.presenter() else 280  # the curves under the network, in a 720 px screen
+
+
 @ui.live(PANEL_SECONDS, playing, slow=True)
-def curves() -> None:
+def network_and_curves() -> None:
     stream.renew()  # the tab is open: its frames may go on (pages/ui/frames.py)
     run = st.session_state.pg_run
-    if challenge is not None:  # checked live, against what the run has reached so far
-        scores = playground_scores(run.trainer.history)
-        ui.challenge_status("pg_", challenge, run.settings, scores, link(run.settings) | challenge_link)
-    ui.chart(epoch_curves_figure(run.curves(), run.twin_curves()), key="pg_curves")
-    st.caption("Confusion matrix on the test points")
-    ui.chart(confusion_figure(run.confusion("test")), key="pg_confusion")
-    if (gap := run.engine_gap()) is not None:
-        st.caption(
-            f"Engines side by side over {gap['epochs']:,} epochs: largest |Δ train loss| = "
-            f"{gap['loss']:.1e}, largest |Δ weight| = {gap['weights']:.1e} (float32 rounding)."
-        )
+    with st.container(key="pg_network"):
+        picture = panels.network_view(run)
+    with st.container(key="pg_curves"):
+        figure = epoch_curves_figure(run.curves(), run.twin_curves(), height=PANEL_HEIGHT)
+        ui.chart(figure, key="pg_curves_chart")
+        if challenge is not None:  # checked live, against what the run has reached so far
+            scores = playground_scores(run.trainer.history)
+            ui.challenge_status("pg_", challenge, run.settings, scores, link(run.settings) | challenge_link)
+        if (gap := run.engine_gap()) is not None:
+            st.caption(
+                f"Engines side by side over {gap['epochs']:,} epochs: largest |Δ train loss| = "
+                f"{gap['loss']:.1e}, largest |Δ weight| = {gap['weights']:.1e} (float32 rounding)."
+            )
+    confusion, _ = st.columns([1, 1])
+    with confusion:
+        st.caption("Confusion matrix on the test points")
+        ui.chart(confusion_figure(run.confusion("test")), key="pg_confusion")
+    panels.unit_panel(run, picture)
 
 
-@ui.live(PANEL_SECONDS, playing, slow=True)
-def network() -> None:
-    panels.network_panel(st.session_state.pg_run)
-
-
-left, right = st.columns([3, 2], gap="medium")
+left, right = st.columns([5, 6], gap="medium")
 with left:
     plane_and_numbers()
 with right:
-    curves()
-st.subheader("The network: every unit over the plane, every weight")
-network()
+    network_and_curves()
 panels.compare_panel(run, settings.dropout)
 panels.export_panel(run, uploaded is not None)

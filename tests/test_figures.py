@@ -173,6 +173,10 @@ def test_probability_bars_label_every_digit_with_readable_percentages():
     fig = probability_bars(probs)
     assert list(fig.layout.xaxis.tickvals) == [str(d) for d in range(10)]  # the winning 7 included
     assert fig.data[0].textfont.size >= 16 and fig.data[0].text[7] == "91%"
+    # In a narrow column plotly would shrink the text to the bars' width: it keeps 16 px, and only
+    # the two likeliest digits carry one, so that neighbours' labels don't run into each other.
+    assert fig.layout.uniformtext.minsize >= 16 and fig.layout.uniformtext.mode == "show"
+    assert sum(bool(t) for t in fig.data[0].text) == 2
 
 
 @pytest.mark.parametrize("shape", [(3, 4), (4,), (60, 200)])

@@ -77,11 +77,11 @@ def test_reset_gives_the_same_initial_weights(at):
 @pytest.mark.slow
 def test_play_trains_on_every_frame_and_pause_stops_it(at):
     at.button(key="pg_play").click().run()
-    assert at.session_state["pg_playing"] is True and at.button(key="pg_pause").label == "Pause"
+    assert at.session_state["pg_playing"] is True and at.button(key="pg_play").label == "Pause"  # one button
     assert plane_data(at)["playing"] is True  # the plane asks for its frames itself
     steps = [next_frame(at)["step"] for _ in range(4)]
     assert steps == [10, 20, 30, 40]  # speed 10
-    at.button(key="pg_pause").click().run()
+    at.button(key="pg_play").click().run()
     assert at.session_state["pg_playing"] is False and at.button(key="pg_play").label == "Play"
     assert plane_data(at)["playing"] is False and metric(at, "Step") == "40"
     assert next_frame(at) == {"playing": False}  # a request after Pause landed trains nothing
@@ -248,12 +248,12 @@ def test_hammering_the_buttons_while_playing_trains_exactly_as_a_run_alone(page,
 
     # One button, two faces: while a rerun replaces one face with the other, both can be on the page
     # for a moment (the old one stale). Either will do for a click that piles onto a frame in flight.
-    toggle = page.get_by_role("button", name=re.compile("^(Play|Pause)$")).first
+    toggle = page.get_by_role("button", name=re.compile(r"^(Play|Pause)\b")).first  # its key's name follows
     for _ in range(4):
         page.get_by_role("button", name="Play").click()
         wait_for_plane(page, plane_step(page) + 1)  # at least one frame trained while playing
         for name in ("Step", None, "Epoch", None, "Step", None):  # without waiting for the page:
-            button = toggle if name is None else page.get_by_role("button", name=name, exact=True)
+            button = toggle if name is None else page.get_by_role("button", name=re.compile(rf"^{name}\b"))
             button.click(no_wait_after=True)  # the clicks pile onto frames in flight
         wait_for_app(page)
         if page.get_by_role("button", name="Pause").count():

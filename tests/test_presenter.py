@@ -1,7 +1,7 @@
 """Presenter mode at 1280×720, light and dark: each page's main visual fits the first screen.
 
-Also the instructor's choice of controls: a link with show= opens a sidebar with only those.
-Screenshots go to tests/artifacts/presenter-*.png.
+Also the instructor's choice of controls: a link with show= opens a sidebar with only those;
+the playground's keyboard; and a phone's first screen. Screenshots go to tests/artifacts/presenter-*.png.
 """
 
 import re
@@ -9,6 +9,7 @@ import re
 import pytest
 
 from tests.conftest import ARTIFACTS, wait_for_app
+from tests.harness import PLANE_STEP_JS
 
 SCREEN = {"width": 1280, "height": 720}
 MIN_CHART_TEXT_PX = 16
@@ -51,9 +52,58 @@ def test_the_playground_shows_its_boundary_and_loss_in_the_first_screen(screen, 
     wait_for_app(tab, heading="2D playground")
     tab.locator("canvas[data-step]").first.wait_for()
     first_screen(tab, "canvas[data-step]")
-    first_screen(tab, ".js-plotly-plot")
+    first_screen(tab, ".st-key-pg_controls")
+    first_screen(tab, '.st-key-pg_network svg[role="img"]')  # TensorFlow Playground's layout: all three
+    curves = first_screen(tab, ".st-key-pg_curves .js-plotly-plot")
+    assert curves["width"] >= 300, curves  # wide enough for its ticks not to run into each other
     assert smallest_chart_text(tab) >= MIN_CHART_TEXT_PX
     tab.screenshot(path=str(ARTIFACTS / f"presenter-playground-{scheme}.png"))
+
+
+def focus_in(tab, key: str) -> bool:
+    return tab.evaluate(f"() => !!document.activeElement?.closest('.st-key-{key}')")
+
+
+@pytest.mark.browser
+def test_the_playground_plays_on_space_steps_on_s_and_keeps_the_focus_on_play(page, app_url):
+    page.goto(f"{app_url}/playground")
+    wait_for_app(page, heading="2D playground")
+    page.locator("canvas[data-step]").first.wait_for()
+    bar = page.locator(".st-key-pg_play")
+    bar.get_by_role("button", name="Play").focus()
+    page.keyboard.press("Enter")  # Play and Pause are one button: the focus stays where it was
+    bar.get_by_role("button", name="Pause").wait_for()
+    wait_for_app(page)
+    assert focus_in(page, "pg_play")
+    page.keyboard.press("Space")
+    bar.get_by_role("button", name="Play").wait_for()
+    wait_for_app(page)
+    assert focus_in(page, "pg_play")
+    page.evaluate("() => document.activeElement.blur()")  # the keys work from anywhere on the page
+    page.keyboard.press("Space")
+    bar.get_by_role("button", name="Pause").wait_for()
+    page.keyboard.press("Space")
+    bar.get_by_role("button", name="Play").wait_for()
+    wait_for_app(page)
+    step = page.evaluate(PLANE_STEP_JS)
+    page.keyboard.press("s")
+    page.wait_for_function(f"() => {PLANE_STEP_JS} === '{int(step) + 1}'")  # exactly one step
+
+
+@pytest.mark.browser
+def test_a_phone_shows_the_plane_in_its_first_screen(browser, app_url):
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    tab = context.new_page()
+    tab.set_default_timeout(90_000)
+    try:
+        tab.goto(f"{app_url}/playground")
+        wait_for_app(tab, heading="2D playground")
+        box = tab.locator("canvas[data-step]").first.bounding_box()
+        assert box is not None and 0 <= box["y"] < 844 - 100, box  # its top, and more, in the first screen
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 390, box
+        tab.screenshot(path=str(ARTIFACTS / "phone-playground.png"))
+    finally:
+        context.close()
 
 
 @pytest.mark.browser
@@ -82,7 +132,7 @@ def test_mnist_shows_its_live_curves_in_the_first_screen_while_training(screen, 
     # A run that queued behind another test's shows why until its numbers next redraw (≤ 2 s).
     tab.get_by_text("Waiting for a free training slot").wait_for(state="detached")
     first_screen(tab, '[data-testid="stProgress"]')
-    first_screen(tab, ".js-plotly-plot")
+    first_screen(tab, ".st-key-mn_curves .js-plotly-plot")  # keyed: a guided tour points at it
     assert smallest_chart_text(tab) >= MIN_CHART_TEXT_PX
     tab.screenshot(path=str(ARTIFACTS / f"presenter-mnist-{scheme}.png"))
     tab.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Stop").click()
@@ -105,3 +155,19 @@ def test_the_step_page_shows_the_equation_and_a_legible_diagram_in_the_first_scr
     )
     assert smallest >= MIN_CHART_TEXT_PX
     tab.screenshot(path=str(ARTIFACTS / f"presenter-forward_backward-{scheme}.png"))
+
+
+@pytest.mark.browser
+def test_home_shows_a_picture_in_the_first_screen_and_challenge_titles_whole(page, app_url):
+    page.set_viewport_size(SCREEN)
+    page.goto(f"{app_url}/?present=1")
+    wait_for_app(page, heading="MLP Playground")
+    box = page.locator(".st-key-home_picture .js-plotly-plot").bounding_box()
+    assert box is not None and box["y"] + box["height"] / 2 < SCREEN["height"], box  # most of it, at least
+    links = page.locator(".st-key-home_challenges_links a")
+    links.first.wait_for()
+    cut = links.evaluate_all(
+        "(as) => as.filter((a) => [...a.querySelectorAll('p')]"
+        "  .some((p) => p.scrollWidth > p.clientWidth + 1)).map((a) => a.innerText)"
+    )
+    assert links.count() >= 3 and not cut, cut  # "…at most 4 hid" no more

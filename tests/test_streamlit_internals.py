@@ -62,7 +62,7 @@ def test_the_styles_use_only_the_test_ids_listed_and_only_internals_has_styles_k
     import re
     from pathlib import Path
 
-    styles = internals.STEADY_CSS + internals.BASE_CSS + internals.PRESENTER_CSS
+    styles = "".join(v for k, v in vars(internals).items() if k.endswith("_CSS"))  # every style
     assert set(re.findall(r'data-testid\^?="(\w+)"', styles)) == set(internals.TEST_IDS)
     root = Path(internals.__file__).parents[2]  # and no other module of the app keys a style to one
     for path in [root / "app.py", *(root / "pages").rglob("*.py")]:

@@ -31,6 +31,7 @@ def confusion_figure(matrix: np.ndarray, height: int = 300) -> go.Figure:
         "text": np.where(matrix == 0, "", matrix.astype(str)),
         "texttemplate": "%{text}",
         "textfont": {"size": 16},
+        "cliponaxis": False,  # a 100% label above its bar, past the axis
         "hovertemplate": "true %{y}, predicted %{x}: %{z}<extra></extra>",
     }
     layout = layout_dict(height)
@@ -57,15 +58,17 @@ def confusion_figure(matrix: np.ndarray, height: int = 300) -> go.Figure:
 def probability_bars(probs: np.ndarray, height: int = 260) -> go.Figure:
     """P(digit) for 0-9, the winner highlighted."""
     winner = int(np.argmax(probs))
+    top = set(np.argsort(probs)[-2:].tolist())  # the two likeliest labelled: more collide when narrow
     colors = [CLASS_COLORS[1] if d == winner else CLASS_COLORS[0] for d in range(10)]
     bars = {
         "type": "bar",
         "x": [str(d) for d in range(10)],
         "y": np.asarray(probs, dtype=np.float32),
         "marker": {"color": colors},
-        "text": [f"{p:.0%}" if p >= 0.01 else "" for p in probs],
+        "text": [f"{p:.0%}" if d in top and p >= 0.01 else "" for d, p in enumerate(probs)],
         "textposition": "outside",
         "textfont": {"size": 16},
+        "cliponaxis": False,  # a 100% label above its bar, past the axis
         "hovertemplate": "P(%{x}) = %{y:.3f}<extra></extra>",
     }
     layout = layout_dict(height)
@@ -77,8 +80,10 @@ def probability_bars(probs: np.ndarray, height: int = 260) -> go.Figure:
             "tickmode": "array",
             "tickvals": [str(d) for d in range(10)],
         },
-        "title": {"text": "How sure the network is of each digit (the tallest bar wins)", "x": 0},
+        "title": {"text": "How sure it is (tallest wins)", "x": 0},  # short: the chart can be narrow
         "margin": {"l": 50, "r": 10, "t": 40, "b": 40},
+        # Plotly shrinks a bar's text to the bar's width (6 px in a narrow column): keep it legible.
+        "uniformtext": {"minsize": 16, "mode": "show"},
     }
     return figure([bars], layout)
 

@@ -66,6 +66,7 @@ def loss_accuracy_figure(curves: Sequence[Curve], height: int = 320) -> go.Figur
     panel.
     """
     traces = [_line(c.x, c.loss, c.name, 1, c.color, c.dash, c.markers) for c in curves]
+    loss_title = "cross-entropy (log scale)" if height >= 280 else "log scale"
     traces += [_line(c.x, c.acc, c.name, 2, c.color, c.dash, c.markers) for c in curves]
     panel = {"xref": "paper", "yref": "paper", "y": 1.0, "yanchor": "bottom", "showarrow": False}
     # Few, upright epoch ticks: in a narrow panel at presenter size, plotly would turn many
@@ -76,7 +77,9 @@ def loss_accuracy_figure(curves: Sequence[Curve], height: int = 320) -> go.Figur
     layout |= {
         "xaxis": epoch_axis | {"domain": [0, 0.46]},
         "xaxis2": epoch_axis | {"domain": [0.54, 1], "anchor": "y2"},
-        "yaxis": log_ticks([c.loss for c in curves]) | {"title": {"text": "cross-entropy (log scale)"}},
+        # A short panel (the playground's, beside the plane) has room for a short title only.
+        "yaxis": log_ticks([c.loss for c in curves], most=6 if height >= 280 else 4)
+        | {"title": {"text": loss_title}},
         # The accuracy's ticks on its right: at any font size they stay clear of the loss panel.
         "yaxis2": {"range": [0, 1.02], "anchor": "x2", "tickformat": ".0%", "side": "right"},
         "annotations": [
@@ -84,7 +87,8 @@ def loss_accuracy_figure(curves: Sequence[Curve], height: int = 320) -> go.Figur
             panel | {"x": 0.54, "xanchor": "left", "text": "<b>Accuracy</b> ↑"},
         ],
         "showlegend": True,
-        "legend": {"orientation": "h", "x": 0, "y": -0.32, "yanchor": "top"},  # below the axis titles
+        # Below the axis titles, the same 90 px under the axes at any height (paper units scale with it).
+        "legend": {"orientation": "h", "x": 0, "y": -90 / (height - 40), "yanchor": "top"},
         "margin": {"l": 50, "r": 50, "t": 30, "b": 10},
         "uirevision": "keep",
     }
@@ -92,7 +96,10 @@ def loss_accuracy_figure(curves: Sequence[Curve], height: int = 320) -> go.Figur
 
 
 def epoch_curves_figure(
-    curves: Mapping[str, np.ndarray], twin: Mapping[str, np.ndarray] | None = None, held_out: str = "test"
+    curves: Mapping[str, np.ndarray],
+    twin: Mapping[str, np.ndarray] | None = None,
+    held_out: str = "test",
+    height: int = 300,
 ) -> go.Figure:
     """Per-epoch train and held-out curves (a History's epoch_arrays); a twin's train loss dashed."""
     lines = [
@@ -110,7 +117,7 @@ def epoch_curves_figure(
                 "dash",
             )
         )
-    return loss_accuracy_figure(lines, height=300)
+    return loss_accuracy_figure(lines, height=height)
 
 
 def live_curves_figure(train: Mapping[str, np.ndarray], val: Mapping[str, np.ndarray]) -> go.Figure:

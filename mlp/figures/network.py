@@ -95,10 +95,12 @@ def network_svg(
             )
         elif 0 < i < columns - 1:
             texts.append(_text(xs[i], HEIGHT - bottom + 1.3 * font, f"{widths[i]} units", font * 0.85))
-    legend = "edges: orange = positive weight, blue = negative, thicker = larger · × = a dead unit"
-    texts.append(_text(WIDTH / 2, HEIGHT - 0.4 * font, legend, font * 0.9, fill_opacity="0.85"))
+    # Short enough to fit at a large font: a narrow column shows the drawing small.
+    legend = "weights: orange +, blue −, thicker = larger · × = a dead unit"
+    texts.append(_text(WIDTH / 2, HEIGHT - 0.4 * font, legend, font * 0.8, fill_opacity="0.85"))
+    right = max(WIDTH + 40, xs[-1] + 30 + 3.3 * font)  # room for "class 9" right of the outputs
     return (
-        f'<svg viewBox="-40 0 {WIDTH + 80} {HEIGHT}" width="100%" xmlns="http://www.w3.org/2000/svg" '
+        f'<svg viewBox="-40 0 {right + 40:.0f} {HEIGHT}" width="100%" xmlns="http://www.w3.org/2000/svg" '
         f'role="img" aria-label="The network: units as maps over the plane, weights as edges" '
         f'font-family="Source Sans Pro, sans-serif">{"".join(edges)}{"".join(tiles)}{"".join(texts)}</svg>'
     )

@@ -45,6 +45,7 @@ TEST_IDS = (
     "stBaseButton",
     "stElementContainer",
     "stStatusWidgetRunningIcon",
+    "stPageLink",
 )
 
 
@@ -109,4 +110,14 @@ BASE_CSS = """<style>[data-testid="stMetricValue"] { font-size: 1.75rem; }</styl
 STEADY_CSS = """<style>
 [data-testid="stElementContainer"][data-stale="true"] { opacity: 1 !important; transition: none !important; }
 [data-testid="stStatusWidgetRunningIcon"] { visibility: hidden; }
+</style>"""
+
+# A page link's label stays on one line and ends in "…" when its column is narrower (a
+# challenge's goal in projector mode: "…at most 4 hid"); inside a container keyed `*_links`,
+# it wraps instead. No public option makes a page link wrap (st.button's `wrap` has none).
+WRAPPING_LINKS_CSS = """<style>
+[class*="_links"] [data-testid="stPageLink"] a { height: auto; }
+[class*="_links"] [data-testid="stPageLink"] a :is(span, p) {
+  white-space: normal !important; overflow: visible !important; text-overflow: clip !important;
+}
 </style>"""

@@ -71,28 +71,39 @@ def evaluation(session: MnistSession, data: MnistData) -> None:
     a.metric("Test accuracy", f"{ev.accuracy:.2%}", help=f"On {data.n_test:,} digits it never trained on.")
     b.metric("Test loss", loss_text(ev.loss))
     left, right = st.columns(2)
-    with left:
+    with left.container(key="mn_confusion"):
         st.markdown("**Confusion matrix** (true digit down, prediction across)")
         chart(confusion_figure(ev.confusion, height=420))
     with right:
         st.markdown("**Per digit**")
         styles = {"precision": "{:.1%}", "recall": "{:.1%}", "f1": "{:.3f}"}
         st.dataframe(pd.DataFrame(ev.per_class).style.format(styles), hide_index=True, width="stretch")
-    st.markdown("**Mistakes it was surest about**: true digit → top three guesses")
-    mistakes = ev.mistakes(data.y_test, limit=16)
-    captions = [f"{m['true']} → " + " · ".join(f"{c}: {p:.0%}" for c, p in m["top3"]) for m in mistakes]
-    st.image([data.x_test[m["index"]] for m in mistakes], caption=captions, width=112)
+    with st.container(key="mn_mistakes"):
+        mistakes_it_was_surest_about(ev, data)
     tiles = first_layer_weights(view.weights, start=view.first_layer_start)
     learned = "what training changed in" if view.first_layer_start is not None else "the weights of"
-    st.markdown(
-        f"**First-layer weights**: {learned} the first {len(tiles)} hidden units, each tile on its own "
-        "scale: the strokes each unit looks for (orange adds, blue subtracts)."
-    )
-    st.image(neurons_image(tiles, per_row=16, pixels=3, bottom_up=False))
-    st.caption(
-        f"Neighbouring pixels agree at {neighbour_correlation(tiles):.2f} on average "
-        "(random static: 0; smooth strokes: near 1)."
-    )
+    with st.container(key="mn_weights"):
+        st.markdown(
+            f"**First-layer weights**: {learned} the first {len(tiles)} hidden units, each tile on its own "
+            "scale: the strokes each unit looks for (orange adds, blue subtracts)."
+        )
+        # Eight to a row on a projector: a tile of 28 pixels stays large enough to see its strokes.
+        st.image(neurons_image(tiles, per_row=8 if presenter() else 16, pixels=3, bottom_up=False))
+        st.caption(
+            f"Neighbouring pixels agree at {neighbour_correlation(tiles):.2f} on average "
+            "(random static: 0; smooth strokes: near 1)."
+        )
+
+
+def mistakes_it_was_surest_about(ev, data: MnistData) -> None:
+    """The test digits it got wrong most confidently, each with its top three guesses under it,
+    in a cell of its own: the caption wraps within its digit's width and never runs into the next."""
+    st.markdown("**Mistakes it was surest about**: true digit → top three guesses")
+    grid = st.container(horizontal=True, gap="medium")
+    for m in ev.mistakes(data.y_test, limit=16):
+        cell = grid.container(width=150 if presenter() else 120, gap=None)
+        cell.image(data.x_test[m["index"]], width=112)
+        cell.caption(f"{m['true']} → " + " · ".join(f"{c}: {p:.0%}" for c, p in m["top3"]))
 
 
 def guess(model, digit, caption: str, key: str) -> None:

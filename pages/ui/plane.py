@@ -24,7 +24,7 @@ _HTML = """
 </div>
 """
 _CSS = """
-.plane { width: 100%; font-size: 0.8rem; color: var(--st-text-color, inherit); }
+.plane { width: 100%; font-size: 0.8rem; color: var(--st-text-color, inherit); container-type: inline-size; }
 .metrics { display: grid; grid-template-columns: repeat(5, minmax(0, 1fr)); gap: 0.5rem 1rem; }
 .metrics { margin-bottom: 0.75rem; }
 .metric .label { font-size: 0.875rem; line-height: 1.6; opacity: 0.85; white-space: nowrap; }
@@ -33,6 +33,9 @@ _CSS = """
 .presenter .metrics { align-items: end; }
 .presenter .metric .label { font-size: 0.9rem; line-height: 1.2; white-space: normal; }
 .presenter .metric .value { font-size: 1.4rem; }
+@container (max-width: 380px) {  /* a phone: five numbers in a row would be cut ("Test accura") */
+  .metrics { grid-template-columns: repeat(3, minmax(0, 1fr)); }
+}
 canvas { width: 100%; max-width: min(34rem, 52vh); aspect-ratio: 1 / 1; display: block; }
 .legend { display: flex; flex-wrap: wrap; gap: 0.35rem 1rem; margin-top: 0.25rem; opacity: 0.85; }
 .legend span { display: inline-flex; align-items: center; gap: 0.3rem; }

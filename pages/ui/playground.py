@@ -1,15 +1,15 @@
-"""The 2D playground's panels (the network view, the engines compared, sharing and export) and
-what its clicks do to the page before it reruns (pausing, loading a preset or a link)."""
+"""The 2D playground's panels (the control bar, the network view, the engines compared, sharing
+and export) and what its clicks do to the page before it reruns (pausing, loading a preset or a link)."""
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import streamlit as st
 
 from mlp.figures.network import hidden_space_figure, network_svg, unit_figure
 from mlp.lessons.playground import ENGINE_NAMES, PRESETS, SPECS, from_query
-from mlp.runs.network_view import hidden_space, network_picture
+from mlp.runs.network_view import NetworkPicture, hidden_space, network_picture
 from mlp.runs.playground import Playground
-from pages.ui.controls import load_settings
+from pages.ui.controls import control, load_settings
 from pages.ui.plane import plane_stream
 from pages.ui.shell import COMPARE, chart, presenter, settings_query, switches_query
 from pages.ui.text import say
@@ -36,15 +36,62 @@ def load(query: Mapping[str, str]) -> None:
     st.query_params.from_dict(dict(query) | switches_query())
 
 
-def network_panel(run: Playground) -> None:
-    """TensorFlow Playground's picture of the network as it trains; a chosen unit, large; and
-    for a 2-unit last hidden layer, the space the output layer sees."""
+NETWORK_MIN_PX = 460  # the network view's narrowest: its labels ≥ 12 px (a projector's column is 482)
+PLAY_KEY = "Space"  # the bar's keyboard: Space plays and pauses, S takes one step
+STEP_KEY = "S"
+
+
+def pause_then(action: Callable[[Playground], None]) -> None:
+    stop_playing()
+    action(st.session_state.pg_run)
+
+
+def _new_seed(_: Playground) -> None:
+    st.session_state.pg_seed += 1
+
+
+ACTIONS = [  # (label, icon, key, what it does to the run, help, shortcut); each pauses first
+    ("Step", None, "pg_step", lambda r: r.run(1), "One optimizer step.", STEP_KEY),
+    ("Epoch", None, "pg_epoch", Playground.run_epoch, "To the end of the current pass over the data.", None),
+    ("Reset", ":material/restart_alt:", "pg_reset", Playground.reset,
+     "The same initial weights and batches.", None),
+    ("New init", ":material/casino:", "pg_reinit", _new_seed, "The next seed: other initial weights.", None),
+]  # fmt: skip
+
+
+def controls_bar(playing: bool, play: Callable[[bool], None]) -> None:
+    """TensorFlow Playground's bar, above the plane: Play/Pause, Step, Epoch, Reset, New init, speed.
+
+    Play and Pause are one button (one key) whose label changes: a visitor who pressed it with
+    Enter or Space keeps the focus on it, where the next press pauses."""
+    with st.container(key="pg_controls", horizontal=True, vertical_alignment="bottom", gap="small"):
+        label, icon = ("Pause", ":material/pause:") if playing else ("Play", ":material/play_arrow:")
+        st.button(
+            label, icon=icon, key="pg_play", type="primary", on_click=play, args=(not playing,),
+            shortcut=PLAY_KEY,
+        )  # fmt: skip
+        for label, icon, key, action, tip, shortcut in ACTIONS:
+            st.button(
+                label, icon=icon, key=key, on_click=pause_then, args=(action,), help=tip, shortcut=shortcut
+            )
+        control("pg_", SPECS, "speed", width=240)
+
+
+def network_view(run: Playground) -> NetworkPicture:
+    """TensorFlow Playground's picture of the network as it trains, sized to read in its column."""
     picture = network_picture(run)
+    svg = network_svg(picture.widths, picture.maps, picture.weights, picture.dead, picture.labels,
+                      font=42.0 if presenter() else 32.0)  # fmt: skip
+    # Never narrower than NETWORK_MIN_PX: a phone scrolls it sideways rather than shrink its labels.
     st.markdown(
-        network_svg(picture.widths, picture.maps, picture.weights, picture.dead, picture.labels,
-                    font=22.0 if presenter() else 17.0),
+        f'<div style="overflow-x: auto"><div style="min-width: {NETWORK_MIN_PX}px">{svg}</div></div>',
         unsafe_allow_html=True,
-    )  # fmt: skip
+    )
+    return picture
+
+
+def unit_panel(run: Playground, picture: NetworkPicture) -> None:
+    """A chosen unit, large; and for a 2-unit last hidden layer, the space the output layer sees."""
     units = [(i, j) for i in range(1, len(picture.maps)) for j in range(len(picture.maps[i]))]
     names = {(i, j): _unit_name(picture, i, j) for i, j in units}
     left, right = st.columns(2, gap="medium")
