@@ -10,7 +10,7 @@ the script as `__main__`.
 import streamlit as st
 
 if __name__ == "__main__":
-    from pages.ui import presenter_toggle, training_status, warm_up
+    from pages.ui import presenter_toggle, presenting, training_status, warm_up
 
     st.set_page_config(page_title="MLP Playground", page_icon=":material/hub:", layout="wide")
 
@@ -20,7 +20,8 @@ if __name__ == "__main__":
         st.Page("pages/playground.py", title="2D playground", icon=":material/scatter_plot:"),
         st.Page("pages/mnist.py", title="MNIST", icon=":material/draw:"),
     ]
-    navigation = st.navigation(pages)
+    # A projector's first screen is the page's: its page links go to the top bar, which is there anyway.
+    navigation = st.navigation(pages, position="top" if presenting() else "sidebar")
     warm_up()  # once per process: a rerun's garbage collection then walks only what reruns make
 
     with st.sidebar:

@@ -5,11 +5,12 @@ import streamlit as st
 import pages.ui as ui
 from mlp.curriculum.catalogue import LESSON, LESSONS
 from mlp.curriculum.challenges import CHALLENGE, CHALLENGES
+from mlp.curriculum.tour import TOURS
 from mlp.data import gallery
 from mlp.figures.plane import toy_gallery
 from mlp.links.settings import LinkNote
 from pages.ui.internals import WRAPPING_LINKS_CSS
-from pages.ui.shell import DEBUG, PRESENT
+from pages.ui.shell import DEBUG, LOAD, PRESENT
 
 ui.require_shell()
 ui.show_link_notes(  # a link to Home carries nothing but the page-wide switches
@@ -31,6 +32,12 @@ with st.container(key="home_picture"):  # a picture in the first screen, even on
     st.caption("The toy data sets a network learns to separate in the 2D playground")
     st.plotly_chart(toy_gallery(gallery()), config={"displayModeBar": False, "staticPlot": True})
 st.html(WRAPPING_LINKS_CSS)  # a lesson's or a challenge's whole title, on as many lines as it takes
+for tour in TOURS.values():  # a class in one link: → and ← move it along, the link keeps its place
+    st.page_link(
+        f"pages/{tour.stops[0].page}.py", icon=":material/tour:", query_params=tour.link(1) | {LOAD: "1"},
+        label=f"**Guided tour: {tour.title}** — {len(tour.stops)} stops, {tour.minutes} minutes; "
+        "→ and ← move through it",
+    )  # fmt: skip
 
 left, right = st.columns([3, 2], gap="large")
 with left:
@@ -69,7 +76,8 @@ with right:
         """
 - **Students** who know `X @ W` and want to see backprop happen, not just read it.
 - **Instructors** presenting live: everything runs offline (a sample of MNIST ships with the
-  app) and *Projector mode* in the sidebar enlarges the text.
+  app), *Projector mode* in the sidebar enlarges the text and slows training to a class's pace,
+  and the guided tour walks a class through the course with → and ←.
 - **Anyone** curious what the numbers inside a network look like.
 """
     )

@@ -117,9 +117,9 @@ HOW_AN_MLP_LEARNS = Tour(
             "z1",
             "loss",
             title="The forward pass",
-            say="Eight points go in as the rows of X. Each layer is a matrix product, a bias and a "
-            "ReLU; softmax turns the last layer's scores into probabilities, and the loss is how "
-            "surprised the network is by the right answers.",
+            say="A batch goes in as the rows of X. Each layer is a matrix product, a bias and a "
+            "ReLU; softmax turns the last scores into probabilities, and the loss is how surprised "
+            "the network is by the right answers.",
             minutes=6,
         ),
         _walk(

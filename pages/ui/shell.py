@@ -132,6 +132,11 @@ def _switch_pace() -> None:
         st.session_state[prefix + "settings"] = saved
 
 
+def presenting() -> bool:
+    """Whether this run presents, before the sidebar's switch is drawn: its value, or the link's."""
+    return bool(st.session_state.get(PRESENTER_KEY, st.query_params.get(PRESENT) == "1"))
+
+
 def presenter_toggle() -> bool:
     """The sidebar's presenter switch, on at first when the link says so; styles the page."""
     st.session_state.setdefault(PRESENTER_KEY, st.query_params.get(PRESENT) == "1")

@@ -19,7 +19,7 @@ Load = Callable[[Mapping[str, str]], None]
 # Moves the page's own walk one step (+1 or -1) within a stop's (first, last) steps; False at
 # either end. Forward & backward hands one in: there → steps through the operations first.
 Walk = Callable[[int, tuple[str, str]], bool]
-HIGHLIGHT = "#E69F00"  # Okabe-Ito orange: stands out on the light and the dark theme alike
+HIGHLIGHT = "#CC79A7"  # Okabe-Ito reddish purple: apart from the classes' orange and blue, both themes
 GOING = "tour_going"  # session key: the stop Back or Next asked for, for the run that follows
 ARROWS = "tour_arrows"  # session key: set while a tour's card owns ← and → on this run of the page
 
@@ -59,26 +59,25 @@ def tour_card(prefix: str, page: str, load: Load, walk: Walk | None = None) -> d
 
 def _card(tour: Tour, number: int, stop: Stop, walk: Walk | None) -> None:
     last = number == len(tour.stops)
-    with st.container(border=True, key="tour_card"):
-        where, back, on = st.columns([6, 1.1, 1.1], vertical_alignment="center")
-        where.progress(
+    # In the sidebar: the page's own picture keeps its one screen (a projector's 1280×720).
+    with st.sidebar.container(border=True, key="tour_card"):
+        st.progress(
             number / len(tour.stops),
             text=f"**{tour.title}** · stop {number} of {len(tour.stops)} · "
             f"minute {tour.elapsed(number)} of {tour.minutes}",
         )
+        back, on = st.columns(2)
         back.button(
-            "Back", icon=":material/arrow_back:", key="tour_back", shortcut="ArrowLeft", on_click=_move,
-            args=(tour, number, -1, walk), disabled=number == 1 and stop.steps is None, width="stretch",
+            "Back", key="tour_back", shortcut="ArrowLeft", on_click=_move, args=(tour, number, -1, walk),
+            disabled=number == 1 and stop.steps is None, width="stretch",
         )  # fmt: skip
         on.button(
-            "Finish" if last else "Next", icon=":material/arrow_forward:", key="tour_next",
-            shortcut="ArrowRight", type="primary", on_click=_move, args=(tour, number, 1, walk),
-            width="stretch",
+            "Finish" if last else "Next", key="tour_next", shortcut="ArrowRight", type="primary",
+            on_click=_move, args=(tour, number, 1, walk), width="stretch",
         )  # fmt: skip
-        say, why = st.columns([8, 1.1], vertical_alignment="top")
-        say.markdown(f"**{stop.title}.** {stop.say} {ACTIONS[stop.action]}".strip())
+        st.markdown(f"**{stop.title}.** {stop.say} {ACTIONS[stop.action]}".strip())
         if stop.lesson is not None:
-            why.popover("Why", width="stretch").markdown(LESSONS[stop.lesson].why)
+            st.popover("Why?", width="stretch").markdown(LESSONS[stop.lesson].why)
     st.html(
         f"<style>.st-key-{stop.highlight} {{ outline: 0.25rem solid {HIGHLIGHT}; "
         "outline-offset: 0.2rem; border-radius: 0.5rem; }</style>"
