@@ -169,3 +169,56 @@ def test_an_unknown_tour_is_a_note_and_the_page_as_usual():
     notes = "\n".join(w.value for w in at.warning) + "\n".join(c.value for c in at.caption)
     assert "no tour of that name" in notes and "<b>no-such</b>" in notes
     assert at.session_state["pg_settings"] == pg.Settings()
+
+
+# --- in Chromium: the keys, the card, the highlight, one screen --------------------------------
+
+
+def wait_for_stop(tab, number: int) -> None:
+    """Until the address bar names stop `number`, its card is drawn and Streamlit is quiet."""
+    tab.wait_for_function("(n) => new URLSearchParams(location.search).get('stop') === String(n)", arg=number)
+    tab.locator(".st-key-tour_card").wait_for(state="visible")
+    tab.get_by_text(TOUR_STOPS[number - 1].title + ".", exact=False).first.wait_for(state="visible")
+    quiet = 0
+    while quiet < 3:  # the running indicator must stay away for a few polls in a row
+        tab.wait_for_timeout(150)
+        quiet = 0 if tab.locator('[data-testid="stStatusWidget"]').count() else quiet + 1
+
+
+def outlined(tab, key: str) -> bool:
+    """Whether the part with this container key has the tour's outline."""
+    return tab.evaluate(
+        "(k) => [...document.querySelectorAll('.st-key-' + k)].some(e => "
+        "getComputedStyle(e).outlineStyle === 'solid' && parseFloat(getComputedStyle(e).outlineWidth) > 2)",
+        key,
+    )
+
+
+@pytest.mark.browser
+def test_a_class_moves_through_the_tour_with_the_arrow_keys(browser, app_url):
+    from urllib.parse import urlencode
+
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    tab = context.new_page()
+    tab.set_default_timeout(90_000)
+    try:
+        tab.goto(f"{app_url}/playground?" + urlencode(HOW_AN_MLP_LEARNS.link(3) | {"present": "1"}))
+        wait_for_stop(tab, 3)
+        stop = TOUR_STOPS[2]
+        assert outlined(tab, stop.highlight)
+        box = tab.locator("canvas").first.bounding_box()  # the plane, whole in the first screen
+        assert box is not None and box["y"] + box["height"] <= 720, box
+        tab.keyboard.press("ArrowRight")
+        wait_for_stop(tab, 4)
+        assert outlined(tab, TOUR_STOPS[3].highlight) and not outlined(tab, stop.highlight)
+        assert "hidden=4&" in tab.url  # the stop's own setup, loaded: one hidden layer of 4
+        tab.keyboard.press("ArrowLeft")
+        wait_for_stop(tab, 3)
+        last = len(TOUR_STOPS)  # the challenge, whose page checks it; Finish goes Home
+        tab.goto(f"{app_url}/playground?" + urlencode(HOW_AN_MLP_LEARNS.link(last)))
+        wait_for_stop(tab, last)
+        tab.get_by_role("button", name=re.compile("^Finish")).click()
+        tab.wait_for_function("() => !new URLSearchParams(location.search).has('tour')")
+        tab.get_by_role("heading", name="MLP Playground").wait_for(state="visible")
+    finally:
+        context.close()
