@@ -171,6 +171,22 @@ def test_an_unknown_tour_is_a_note_and_the_page_as_usual():
     assert at.session_state["pg_settings"] == pg.Settings()
 
 
+def test_projector_mode_starts_at_a_class_pace_and_leaves_a_chosen_speed_alone():
+    at = open_page("pages/playground.py", {"present": "1"})
+    assert at.session_state["pg_settings"].speed == pg.CLASS_PACE == at.select_slider(key="pg_speed").value
+    at.toggle(key="app_projector").set_value(False).run()  # off: back to the default
+    assert at.session_state["pg_settings"].speed == pg.Settings().speed
+    at.select_slider(key="pg_speed").set_value(20).run()  # a speed the presenter chose stays
+    at.toggle(key="app_projector").set_value(True).run()
+    assert at.session_state["pg_settings"].speed == 20
+    at = open_page("pages/playground.py", {"present": "1", "sps": "50"})  # and so does a link's
+    assert at.session_state["pg_settings"].speed == 50
+    at = open_page("pages/mnist.py", {"present": "1"})
+    assert at.session_state["mn_settings"].pace == mn.CLASS
+    at.toggle(key="app_projector").set_value(False).run()
+    assert at.session_state["mn_settings"].pace == mn.FULL
+
+
 # --- in Chromium: the keys, the card, the highlight, one screen --------------------------------
 
 
