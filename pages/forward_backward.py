@@ -32,6 +32,7 @@ from pages.ui.forward import (
     cached_gradient_report,
     cached_spread,
     current_view,
+    display_formula,
     init_view_defaults,
     open_view,
     pass_fail,
@@ -122,7 +123,7 @@ with steps_tab:
     story = shape_story(lesson, step)
     with st.container(key="fb_equation"):
         formula_col, shapes_col = st.columns([2, 3], vertical_alignment="center")
-        formula_col.latex(step.formula)
+        formula_col.latex(display_formula(step.formula))
         shapes_col.markdown(shape_lines(story), unsafe_allow_html=True)
     backends = {"numpy": "NumPy", "torch": "PyTorch"}
     backend = st.session_state.get("fb_backend") or "numpy"  # chosen with the code, below
@@ -148,7 +149,7 @@ with steps_tab:
         f"{lesson.backend_diff:.1e} on every step (float32 rounding)."
     )
     with st.expander("The loop that runs these steps: `mlp.manual.forward_backward`"):
-        st.code(pass_source(), language="python")
+        st.code(pass_source(), language="python", wrap_lines=True)  # no sideways scroll to reach
     if presenting:  # what the first screen left out
         st.markdown(f"**Network** {arch} · **batch** {lesson.batch.note}")
         teacher_panel(cfg)

@@ -169,7 +169,7 @@ def test_the_walk_ends_with_the_update_and_the_loss_going_down(at):
     at.run()
     assert not at.exception and "Step 14 of 18 · update · `W1_new`" in header(at)
     assert (
-        r"W_{1}^{\text{new}} = W_{1} - \mathrm{lr} \cdot dW_{1},\quad \mathrm{lr} = 0.3" in at.latex[0].value
+        r"W_{1}^{\text{new}} = W_{1} - \mathrm{lr} \cdot dW_{1} \\ \mathrm{lr} = 0.3" in at.latex[0].value
     )
     assert "W1_new = sgd_update(W1, dW1, lr)  # lr = 0.3" in at.code[0].value
     assert "W1 (d_in, h1) − lr·dW1 (d_in, h1) → W1_new (d_in, h1)" in shapes(at)

@@ -55,6 +55,11 @@ def _text(x: float, y: float, s: str, size: int = 16, color: str = "currentColor
     )
 
 
+def _width(s: str, size: int) -> float:
+    """About how wide a text is drawn: 0.6 em a character (bold sans serif)."""
+    return 0.6 * size * len(s)
+
+
 def _dim_label(symbol: str, size: int) -> str:
     return f"{symbol}={size}" if symbol != str(size) else str(size)
 
@@ -78,11 +83,14 @@ def shape_svg(story: ShapeStory, grow: float = 1.0) -> str:
         is_result = i == len(items) - 1
         if is_result or i > 0:
             sign = "→" if is_result else story.operators[i - 1]
-            parts.append(_text(x + gap / 2 - 8, top + h / 2 + 6, sign, size=20, font_weight="bold"))
-            x += gap
+            room = max(gap, _width(sign, 20) + 24)  # "with" needs more than "@"
+            parts.append(_text(x + room / 2 - 8, top + h / 2 + 6, sign, size=20, font_weight="bold"))
+            x += room
         elif story.operators and story.operators[0] not in ("@", "+", "−", "⊙", "with"):
             parts.append(_text(x + 14, top + h / 2 + 5, story.operators[0], size=16, font_style="italic"))
             x += 2 * gap
+        overhang = max(0.0, (_width(op.name, 18) - w) / 2)  # a name wider than its box: room on both sides
+        x += overhang
         color = RESULT if is_result else BROADCAST if op.name == story.broadcast else OPERAND
         parts.append(
             f'<rect x="{x:.1f}" y="{top:.1f}" width="{w:.1f}" height="{h:.1f}" rx="3" '
@@ -134,7 +142,7 @@ def shape_svg(story: ShapeStory, grow: float = 1.0) -> str:
                     color=INNER if hot else "currentColor",
                 )
             )
-        x += w
+        x += w + overhang
     width = x + pad
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width:.0f} {height:.0f}" '

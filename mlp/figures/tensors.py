@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 
 from mlp.figures.style import CLASS_COLORS, base_layout, layout_dict
 
-ONE_HOT_COLORS = ("rgba(127, 127, 127, 0.12)", CLASS_COLORS[0])  # 0 faint, 1 the class blue
+ONE_HOT_COLORS = ("#c8c8c8", CLASS_COLORS[0])  # 0 grey, 1 blue: dark text on one, light on the other
 
 
 def number_text(value: float, spec: str = ".2f") -> str:
@@ -45,13 +45,15 @@ def tensor_heatmap(
     max_cols: int = 160,
     annotate_up_to: int = 120,
     annotate_cols: int = 12,
+    scale_with_numbers: bool = True,
 ) -> go.Figure:
     """A matrix (or vector, as one row) as a heatmap titled with its shape and value range.
 
     Signed values use a diverging scale centred on 0; values in [0, 1] (probabilities) a
     sequential one; labels and 0/1 matrices (one-hot) one colour per category, printed as
     integers. Large tensors show every k-th row and column; small ones print each value (up to
-    `annotate_up_to` values and `annotate_cols` columns: each number needs room to be read).
+    `annotate_up_to` values and `annotate_cols` columns: each number needs room to be read);
+    without `scale_with_numbers`, printed numbers leave out the colour bar and take its room.
     """
     full = np.asarray(value)
     discrete = is_discrete(full)
@@ -85,6 +87,7 @@ def tensor_heatmap(
             "texttemplate": "%{text}",
             "textfont": {"size": 14 if discrete or shown.shape[1] <= 4 else 12},
         }
+        heat["showscale"] = heat["showscale"] and scale_with_numbers
     shape = "×".join(str(s) for s in full.shape) or "scalar"
     if discrete:
         what = "0/1" if hi <= 1 and full.dtype.kind == "f" else f"labels {int(lo)}..{int(hi)}"

@@ -175,12 +175,19 @@ def walk_buttons(names: list[str], index: int, box) -> None:
     )  # fmt: skip
 
 
+def display_formula(tex: str) -> str:
+    """A step's equation as the page shows it: its definition of f (or lr) on a second line, so
+    that it fits the column beside the shapes instead of scrolling sideways."""
+    return r"\begin{gathered}" + tex.replace(r",\quad ", r" \\ ") + r"\end{gathered}"
+
+
 def step_heatmaps(lesson: Walkthrough, step: Step, backend: str, presenting: bool) -> None:
     """The numbers the step reads and makes, a heatmap each (a scalar as a number). On a projector
     up to three share a row, so the step's numbers fit the first screen under its equation."""
     tensors = operands(step)
     per_row = len(tensors) if presenting and len(tensors) <= 3 else 2
     values = lesson.passes[backend].tensors
+    columns = (8 if per_row == 2 else 5) if presenting else 10  # numbers printed up to this many columns
     for row in range(0, len(tensors), per_row):
         for col, tensor in zip(st.columns(per_row), tensors[row : row + per_row], strict=False):
             value = np.asarray(values[tensor])
@@ -192,7 +199,11 @@ def step_heatmaps(lesson: Walkthrough, step: Step, backend: str, presenting: boo
             elif value.ndim == 0:
                 col.metric(tensor, loss_text(float(value)))
             else:
-                figure = tensor_heatmap(
-                    value, tensor, lesson.symbols(tensor), annotate_cols=6 if presenting else 12
+                figure = tensor_heatmap(  # on a projector the numbers, 18 px, take the colour bar's room
+                    value,
+                    tensor,
+                    lesson.symbols(tensor),
+                    annotate_cols=columns,
+                    scale_with_numbers=not presenting,
                 )
                 chart(figure, col, key=f"fb_heat_{tensor}")
