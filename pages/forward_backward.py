@@ -131,7 +131,10 @@ with steps_tab:
         step_heatmaps(lesson, step, backend, presenting)
     with st.container() if presenting else pills:
         st.pills("Jump to a step", names, key=STEP_KEY)
-    code_col, diagram_col = st.columns([1, 1.25], gap="large")
+    if presenting:  # the diagram at full width, its text at least its natural 16 px; the code below
+        diagram_col, code_col = st.container(), st.container()
+    else:
+        code_col, diagram_col = st.columns([1, 1.25], gap="large")
     with code_col, st.container(key="fb_code"):
         st.segmented_control(
             "Code", list(backends), default="numpy", key="fb_backend", format_func=backends.get

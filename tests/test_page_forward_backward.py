@@ -168,9 +168,7 @@ def test_the_walk_ends_with_the_update_and_the_loss_going_down(at):
     at.session_state["fb_jump"] = "W1_new"
     at.run()
     assert not at.exception and "Step 14 of 18 · update · `W1_new`" in header(at)
-    assert (
-        r"W_{1}^{\text{new}} = W_{1} - \mathrm{lr} \cdot dW_{1} \\ \mathrm{lr} = 0.3" in at.latex[0].value
-    )
+    assert r"W_{1}^{\text{new}} = W_{1} - \mathrm{lr} \cdot dW_{1} \\ \mathrm{lr} = 0.3" in at.latex[0].value
     assert "W1_new = sgd_update(W1, dW1, lr)  # lr = 0.3" in at.code[0].value
     assert "W1 (d_in, h1) − lr·dW1 (d_in, h1) → W1_new (d_in, h1)" in shapes(at)
     assert any("same as torch.optim.SGD" in m.value and "check_circle" in m.value for m in at.markdown)
@@ -240,3 +238,46 @@ def test_page_in_chromium_steps_forward_and_back(page, app_url):
     page.wait_for_selector("text=disagree with autograd")
     shoot(page, "forward_backward-gradcheck.png")
     assert page.locator('[data-testid="stException"]').count() == 0
+
+
+# Every text drawn in the page's charts and diagrams, in px as shown: (text, size), smallest first.
+DRAWN_TEXT_JS = """() => [...document.querySelectorAll('[data-testid="stMain"] svg text')]
+  .filter(t => t.getBoundingClientRect().width > 0 && t.textContent.trim())
+  .map(t => { const svg = t.ownerSVGElement, box = svg.viewBox && svg.viewBox.baseVal;
+    const scale = box && box.width ? svg.getBoundingClientRect().width / box.width : 1;
+    return [t.textContent, parseFloat(getComputedStyle(t).fontSize) * scale]; })
+  .sort((a, b) => a[1] - b[1])"""
+
+
+@pytest.mark.browser
+def test_projector_shows_the_step_in_the_first_screen_and_arrows_step_with_focus_kept(browser, app_url):
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    tab = context.new_page()
+    tab.set_default_timeout(90_000)
+    tab.goto(f"{app_url}/forward_backward?present=1")
+    wait_for_app(tab, heading="Forward & backward, step by step")
+    tab.locator(".st-key-fb_heatmaps .stPlotlyChart svg text").first.wait_for()
+    for key in ("fb_equation", "fb_heatmaps"):  # the equation, the shapes and every map: no scrolling
+        box = tab.locator(f".st-key-{key}").bounding_box()
+        assert box["y"] > 0 and box["y"] + box["height"] <= 720, (key, box)
+    smallest = tab.evaluate(DRAWN_TEXT_JS)[0]
+    assert smallest[1] >= 16, smallest
+
+    def shows(step: int) -> None:
+        tab.wait_for_selector(f"h3:has-text('Step {step} of 18')")
+        wait_for_app(tab)
+
+    next_button = tab.locator(".st-key-fb_next button")
+    next_button.click()
+    shows(2)
+    focused = "document.activeElement.closest('.st-key-fb_next') !== null"
+    assert tab.evaluate(focused)  # still on Next, not the page's top
+    tab.keyboard.press("Enter")
+    shows(3)
+    assert tab.evaluate(focused)
+    tab.keyboard.press("ArrowLeft")
+    shows(2)
+    tab.keyboard.press("ArrowRight")
+    shows(3)
+    assert tab.locator('[data-testid="stException"]').count() == 0
+    context.close()

@@ -46,6 +46,8 @@ def tensor_heatmap(
     annotate_up_to: int = 120,
     annotate_cols: int = 12,
     scale_with_numbers: bool = True,
+    text_px: int | None = None,
+    max_height: int = 360,
 ) -> go.Figure:
     """A matrix (or vector, as one row) as a heatmap titled with its shape and value range.
 
@@ -54,6 +56,8 @@ def tensor_heatmap(
     integers. Large tensors show every k-th row and column; small ones print each value (up to
     `annotate_up_to` values and `annotate_cols` columns: each number needs room to be read);
     without `scale_with_numbers`, printed numbers leave out the colour bar and take its room.
+    `text_px` sizes the printed numbers (and leaves out those whose rows are too thin for it),
+    `max_height` caps the figure's height.
     """
     full = np.asarray(value)
     discrete = is_discrete(full)
@@ -79,13 +83,16 @@ def tensor_heatmap(
     else:
         heat |= {"zmid": 0.0}
     heat["text"] = np.vectorize(lambda v: number_text(v, ".0f" if discrete else ".4g"))(shown)
-    if shown.size <= annotate_up_to and shown.shape[1] <= annotate_cols:
+    height = int(min(max_height, max(150, 70 + 26 * shown.shape[0])))
+    size = text_px or (14 if discrete or shown.shape[1] <= 4 else 12)
+    rows_fit = (height - 66) / shown.shape[0] >= 1.2 * size  # 66 px: the title and the index axis
+    if shown.size <= annotate_up_to and shown.shape[1] <= annotate_cols and rows_fit:
         heat |= {
             "customdata": heat["text"],  # the hover keeps 4 digits; the cells print 2
             "hovertemplate": f"{name}[%{{y}}, %{{x}}] = %{{customdata}}<extra></extra>",
             "text": np.vectorize(lambda v: number_text(v, ".0f" if discrete else ".2f"))(shown),
             "texttemplate": "%{text}",
-            "textfont": {"size": 14 if discrete or shown.shape[1] <= 4 else 12},
+            "textfont": {"size": size},
         }
         heat["showscale"] = heat["showscale"] and scale_with_numbers
     shape = "×".join(str(s) for s in full.shape) or "scalar"
@@ -94,11 +101,13 @@ def tensor_heatmap(
     else:
         what = f"[{number_text(lo, '.3g')}, {number_text(hi, '.3g')}]"
 
-    def index_axis(count: int, step: int) -> dict:  # whole-number indices only, about 8 at most
-        return {"tickformat": "d", "tick0": 0, "dtick": step * max(1, -(-count // (8 * step)))}
+    def index_axis(count: int, step: int, most: int = 8) -> dict:  # whole-number indices, `most` at most
+        return {"tickformat": "d", "tick0": 0, "dtick": step * max(1, -(-count // (most * step)))}
+
+    tall = max(2, min(8, int((height - 66) / (1.5 * (text_px or 12)))))  # row indices that don't overlap
 
     sampled = " · sampled" if row_step > 1 or col_step > 1 else ""  # the hover shows the true indices
-    layout = layout_dict(height=int(min(360, max(150, 70 + 26 * shown.shape[0]))))
+    layout = layout_dict(height=height)
     layout |= {
         "title": {"text": f"<b>{name}</b> {shape} · {what}{sampled}", "font": {"size": 14}},
         "margin": {"l": 40, "r": 10, "t": 36, "b": 30},
@@ -108,7 +117,7 @@ def tensor_heatmap(
             "showgrid": False,
             "showticklabels": full.ndim == 2,
         }
-        | index_axis(matrix.shape[0], row_step),
+        | index_axis(matrix.shape[0], row_step, tall),
         "xaxis": {"title": {"text": symbols[-1] if symbols else ""}, "showgrid": False}
         | index_axis(matrix.shape[1], col_step),
     }

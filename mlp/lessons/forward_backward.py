@@ -28,7 +28,7 @@ SOURCE_NAMES = {
     "gaussian": "Random numbers",
     "toy": "2D toy points",
     "mnist": "MNIST digits",
-    "teacher": "Teacher network (16 inputs)",
+    "teacher": "Teacher network",  # short: a projector's sidebar shows ~16 characters
 }
 BATCH_AND_NETWORK = "Network and batch"
 

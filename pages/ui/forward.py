@@ -7,6 +7,7 @@ import streamlit as st
 
 from mlp.curriculum.teacher import D_IN, EPOCHS, POINTS, teacher_curve
 from mlp.figures.curves import epoch_curves_figure
+from mlp.figures.style import PRESENTER_FONT_PX
 from mlp.figures.tensors import number_text, tensor_heatmap
 from mlp.lessons.checks import GradientReport, gradient_report
 from mlp.lessons.forward_backward import ForwardSettings, ForwardView, Walkthrough, operands, step_names
@@ -48,7 +49,7 @@ def teacher_panel(cfg: ForwardSettings) -> None:
     widths = " → ".join(map(str, (D_IN, *cfg.hidden, cfg.k)))
     with st.container(border=True, key="fb_teacher"):
         st.markdown(
-            f"**The whole task.** The batch below is {cfg.n} of {POINTS:,} points that a fixed random "
+            f"**The whole task.** The page's batch is {cfg.n} of {POINTS:,} points that a fixed random "
             f"network labelled. Train this student ({widths}, Adam, batches of 64) on four fifths of "
             f"them for {EPOCHS} epochs and test it on the rest."
         )
@@ -188,6 +189,10 @@ def step_heatmaps(lesson: Walkthrough, step: Step, backend: str, presenting: boo
     per_row = len(tensors) if presenting and len(tensors) <= 3 else 2
     values = lesson.passes[backend].tensors
     columns = (8 if per_row == 2 else 5) if presenting else 10  # numbers printed up to this many columns
+    # On a projector: numbers of 18 px in the colour bar's room, and two rows of maps in the first screen.
+    room = (
+        {"scale_with_numbers": False, "text_px": PRESENTER_FONT_PX, "max_height": 190} if presenting else {}
+    )
     for row in range(0, len(tensors), per_row):
         for col, tensor in zip(st.columns(per_row), tensors[row : row + per_row], strict=False):
             value = np.asarray(values[tensor])
@@ -199,11 +204,5 @@ def step_heatmaps(lesson: Walkthrough, step: Step, backend: str, presenting: boo
             elif value.ndim == 0:
                 col.metric(tensor, loss_text(float(value)))
             else:
-                figure = tensor_heatmap(  # on a projector the numbers, 18 px, take the colour bar's room
-                    value,
-                    tensor,
-                    lesson.symbols(tensor),
-                    annotate_cols=columns,
-                    scale_with_numbers=not presenting,
-                )
+                figure = tensor_heatmap(value, tensor, lesson.symbols(tensor), annotate_cols=columns, **room)
                 chart(figure, col, key=f"fb_heat_{tensor}")
