@@ -181,6 +181,10 @@ with grad_tab:
     ok, verdict = report.verdict()
     (st.success if ok else st.error)(verdict)
     st.markdown("**Manual vs autograd**, like makemore's `cmp`: exact, close (allclose), max |difference|.")
+    st.caption(  # the walk's last steps use these very gradients
+        f"The update at the end of the walk moves each parameter by −lr × these gradients (lr = {cfg.lr:g}); "
+        "each update step checks itself against one step of `torch.optim.SGD`."
+    )
     st.dataframe(
         pass_fail(pd.DataFrame(report.autograd_rows())), hide_index=True, width="stretch", key="fb_cmp"
     )
