@@ -186,12 +186,14 @@ def step_heatmaps(lesson: Walkthrough, step: Step, backend: str, presenting: boo
     """The numbers the step reads and makes, a heatmap each (a scalar as a number). On a projector
     up to three share a row, so the step's numbers fit the first screen under its equation."""
     tensors = operands(step)
-    per_row = len(tensors) if presenting and len(tensors) <= 3 else 2
     values = lesson.passes[backend].tensors
+    # Three in a row only where no printed number of 18 px needs more room than a third gives it.
+    narrow = all(np.shape(values[t])[-1:] < (5,) or np.shape(values[t])[-1] > 8 for t in tensors)
+    per_row = len(tensors) if presenting and len(tensors) <= 3 and narrow else 2
     columns = (8 if per_row == 2 else 5) if presenting else 10  # numbers printed up to this many columns
     # On a projector: numbers of 18 px in the colour bar's room, and two rows of maps in the first screen.
     room = (
-        {"scale_with_numbers": False, "text_px": PRESENTER_FONT_PX, "max_height": 190} if presenting else {}
+        {"scale_with_numbers": False, "text_px": PRESENTER_FONT_PX, "max_height": 160} if presenting else {}
     )
     for row in range(0, len(tensors), per_row):
         for col, tensor in zip(st.columns(per_row), tensors[row : row + per_row], strict=False):
