@@ -48,6 +48,10 @@ class CommonOps:
     def preact_grad(da, act_grad):
         return da * act_grad  # (N, n) * (N, n): chain rule through the activation
 
+    @staticmethod
+    def sgd_update(param, grad, lr):
+        return param - lr * grad  # same shape as param: a small step against the gradient
+
 
 class NumpyOps(CommonOps):
     """Each operation of the forward and backward pass, in NumPy."""
@@ -185,6 +189,7 @@ class TorchOps(CommonOps):
 
 BACKENDS: dict[str, type] = {"numpy": NumpyOps, "torch": TorchOps}
 BACKWARD_OPS = ("one_hot", "dlogits", "weight_grad", "bias_grad", "input_grad", "preact_grad")
+NEW = "_new"  # the suffix of a parameter after the update, and of what the pass computes with it
 
 ACTIVATION_TEX = {
     "relu": r"\max(0, z)",
@@ -207,7 +212,7 @@ class Step:
     """One named intermediate of the computation."""
 
     name: str  # the variable, as in the notes: "z1", "a1", "probs", "loss", "dz2", "dW2", ...
-    phase: str  # "forward" or "backward"
+    phase: str  # "forward", "backward" or "update"
     op: str  # the function of NumpyOps / TorchOps that computed it
     layer: int  # 1-based layer this step belongs to; 0 for softmax, loss and one-hot
     formula: str  # LaTeX of what it computes
@@ -260,6 +265,21 @@ def step_code(step: Step, backend: str, activation: str, break_grad: bool = Fals
     each function it called (and whether NumPy and PyTorch share it). dz = da ⊙ f'(z) shows the
     derivative's own call first."""
     same = "  (NumPy and PyTorch run this very code)" if same_in_both(step.op, activation) else ""
+    if step.op == "sgd_update":
+        lr = step.formula.split("=")[-1].strip()
+        call = f"{step.name} = sgd_update({', '.join(step.inputs)}, lr)  # lr = {lr}"
+        return f"# this step:{same}\n{call}\n\n{op_source(backend, step.op)}"
+    if step.name.endswith(NEW):  # loss_new: the same batch through the updated network
+        lines, h = [], "X"
+        for l in range(1, int(step.inputs[0][1 : -len(NEW)]) + 1):
+            lines += [
+                f"z{l}{NEW} = affine({h}, W{l}{NEW}, b{l}{NEW})",
+                f"a{l}{NEW} = {activation}(z{l}{NEW})",
+            ]
+            h = f"a{l}{NEW}"
+        calls = "\n".join([*lines[:-1], f"{step.name} = cross_entropy({', '.join(step.inputs)})"])
+        again = "# this step: the forward pass again, with the new parameters"
+        return f"{again}\n{calls}\n\n{op_source(backend, step.op)}"
     if step.op != "preact_grad":
         call = f"{step.name} = {step.op}({', '.join(step.inputs)})"
         return f"# this step:{same}\n{call}\n\n{op_source(backend, step.op)}"
@@ -313,12 +333,14 @@ def _check_inputs(params: Sequence[tuple[Array, Array]], X: Array, y: Array) -> 
 
 
 def _tex(name: str) -> str:
-    """'dW2' -> 'dW_{2}', 'X' -> 'X'."""
+    """'dW2' -> 'dW_{2}', 'X' -> 'X', 'W2_new' -> 'W_{2}^{\\text{new}}'."""
+    if name.endswith(NEW):
+        return _tex(name[: -len(NEW)]) + r"^{\text{new}}"
     stem = name.rstrip("0123456789")
     return f"{stem}_{{{name[len(stem) :]}}}" if stem != name else name
 
 
-def formula(name: str, op: str, inputs: Sequence[str], activation: str) -> str:
+def formula(name: str, op: str, inputs: Sequence[str], activation: str, lr: float = 0.0) -> str:
     """LaTeX for the step `name` = op(inputs)."""
     out, ins = _tex(name), [_tex(i) for i in inputs]
     if op == "affine":
@@ -327,6 +349,8 @@ def formula(name: str, op: str, inputs: Sequence[str], activation: str) -> str:
         return rf"{out} = f({ins[0]}),\quad f(z) = {ACTIVATION_TEX[activation]}"
     if op == "softmax":
         return r"P_{ik} = \frac{e^{z_{ik} - \max_j z_{ij}}}{\sum_j e^{z_{ij} - \max_j z_{ij}}}"
+    if op == "cross_entropy" and name.endswith(NEW):  # the forward pass again, with the new parameters
+        return r"\mathcal{L}^{\text{new}} = -\frac{1}{N} \sum_{i=1}^{N} \log P^{\text{new}}_{i, y_i}"
     if op == "cross_entropy":
         return r"\mathcal{L} = -\frac{1}{N} \sum_{i=1}^{N} \log P_{i, y_i}"
     if op == "one_hot":
@@ -341,6 +365,8 @@ def formula(name: str, op: str, inputs: Sequence[str], activation: str) -> str:
         return rf"{out} = {ins[0]}\, {ins[1]}^\top"
     if op == "preact_grad":
         return rf"{out} = {ins[0]} \odot f'({ins[1]}),\quad f'(z) = {ACTIVATION_GRAD_TEX[activation]}"
+    if op == "sgd_update":
+        return rf"{out} = {ins[0]} - \mathrm{{lr}} \cdot {ins[1]},\quad \mathrm{{lr}} = {lr:g}"
     raise ValueError(f"No formula for op {op!r}.")
 
 
@@ -351,12 +377,15 @@ def forward_backward(
     activation: str = "relu",
     *,
     break_grad: bool = False,
+    lr: float | None = None,
 ) -> ForwardBackward:
     """Forward pass, softmax cross-entropy loss and backprop for [(W, b)] with W (in, out).
 
     `break_grad` is a teaching switch: backprop uses 1 - f'(z) instead of f'(z) (for ReLU, the
-    mask flipped), so a gradient check has something to catch. Training goes through
-    `train_step`: the same operations without the steps and their formulas.
+    mask flipped), so a gradient check has something to catch. With `lr`, the pass ends with one
+    step of gradient descent, W_new = W - lr * dW for every parameter, and the loss of the batch
+    under the new parameters (`loss_new`). Training goes through `train_step`: the same
+    operations without the steps and their formulas.
     """
     if activation not in ACTIVATIONS:
         raise ValueError(f"Unknown activation {activation!r}; choose one of {', '.join(ACTIVATIONS)}.")
@@ -371,8 +400,8 @@ def forward_backward(
         tensors[f"W{l}"], tensors[f"b{l}"] = W, b
 
     def keep(name: str, op: str, layer: int, inputs: Sequence[str], value: Array) -> Array:
-        phase = "backward" if op in BACKWARD_OPS else "forward"
-        step_formula = formula(name, op, inputs, activation)
+        phase = "update" if name.endswith(NEW) else "backward" if op in BACKWARD_OPS else "forward"
+        step_formula = formula(name, op, inputs, activation, lr or 0.0)
         steps.append(Step(name, phase, op, layer, step_formula, tuple(inputs), value))
         tensors[name] = value
         return value
@@ -409,6 +438,22 @@ def forward_backward(
             dz = keep(
                 f"dz{l - 1}", "preact_grad", l - 1, [f"da{l - 1}", f"z{l - 1}"], ops.preact_grad(da, f_prime)
             )
+
+    if lr is not None:  # one step downhill, then the same batch through the new network
+        new_params = [
+            (
+                keep(f"W{l}{NEW}", "sgd_update", l, [f"W{l}", f"dW{l}"], ops.sgd_update(W, dW, lr)),
+                keep(f"b{l}{NEW}", "sgd_update", l, [f"b{l}", f"db{l}"], ops.sgd_update(b, db, lr)),
+            )
+            for l, ((W, b), (dW, db)) in enumerate(zip(params, grads, strict=True), start=1)
+        ]
+        h = X
+        for l, (W, b) in enumerate(new_params, start=1):
+            h = z = ops.affine(h, W, b)
+            if l < L:
+                h = act(z)
+        tensors[f"z{L}{NEW}"] = z  # the new logits: loss_new's operand, not a step of its own
+        keep(f"loss{NEW}", "cross_entropy", 0, [f"z{L}{NEW}", "y"], ops.cross_entropy(z, y))
 
     return ForwardBackward(float(loss), probs, grads, steps, tensors, backend)
 

@@ -1,12 +1,11 @@
 """Forward & backward, step by step: every operation of an MLP with its equation, code and shapes."""
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
 import pages.ui as ui
-from mlp.figures.diagrams import shape_svg
-from mlp.figures.tensors import spread_figure, tensor_heatmap
+from mlp.figures.diagrams import shape_lines, shape_svg
+from mlp.figures.tensors import spread_figure
 from mlp.lessons.checks import step_checks
 from mlp.lessons.forward_backward import (
     BATCH_AND_NETWORK,
@@ -16,7 +15,6 @@ from mlp.lessons.forward_backward import (
     VIEW_SPECS,
     from_query,
     from_widgets,
-    operands,
     run_lesson,
     to_query,
     view_from_query,
@@ -24,19 +22,23 @@ from mlp.lessons.forward_backward import (
 from mlp.lessons.init_spread import spread_summary
 from mlp.lessons.shapes import shape_story
 from mlp.lessons.tables import layer_table, tensor_table
-from mlp.links.format import loss_text
 from mlp.manual import pass_source, step_code
 from pages.ui.forward import (
     COUNTS,
     ICONS,
+    STEP_KEY,
+    STEPS_KEY,
     TAB_LABELS,
     cached_gradient_report,
     cached_spread,
     current_view,
+    display_formula,
     init_view_defaults,
     open_view,
     pass_fail,
+    step_heatmaps,
     teacher_panel,
+    walk_buttons,
 )
 
 ui.require_shell()
@@ -76,7 +78,7 @@ with st.sidebar:
             ui.control("fb_", SPECS, name)
         if name == "d_in":
             ui.control("fb_", SPECS, "hidden")
-    for name in ("activation", "init", "seed"):
+    for name in ("activation", "init", "seed", "lr"):
         ui.control("fb_", SPECS, name)
 
 cfg, problems = from_widgets({name: st.session_state.get(f"fb_{name}") for name in SPECS}, saved)
@@ -84,14 +86,17 @@ st.session_state.fb_settings = cfg
 for problem in problems:
     st.sidebar.error(f"{ui.say(problem)} Showing the last valid network.")
 lesson = run_lesson(cfg)
-names = [s.name for s in lesson.steps]
+names = st.session_state[STEPS_KEY] = [s.name for s in lesson.steps]
+presenting = ui.presenter()  # the step's equation and numbers first, and everything ≥ 16 px
+arch = f"{' → '.join(map(str, lesson.widths))} · {cfg.activation} · {SPECS['init'].show(cfg.init)} init"
 # One container for what comes and goes above the tabs, so the open tab stays open.
 with st.container():
-    arch = f"{' → '.join(map(str, lesson.widths))} · {cfg.activation} · {SPECS['init'].show(cfg.init)} init"
-    st.markdown(f"**Network** {arch} · **batch** {lesson.batch.note}")
-    if lesson.batch.images is not None:
+    if not presenting:  # on a projector, below the walk: the first screen is the step's
+        st.markdown(f"**Network** {arch} · **batch** {lesson.batch.note}")
+    if lesson.batch.images is not None and not presenting:
         st.image(list(lesson.batch.images[:16]), caption=[str(v) for v in lesson.batch.y[:16]], width=56)
-    teacher_panel(cfg)
+    if not presenting:
+        teacher_panel(cfg)
     if cfg.break_grad:
         st.warning(
             "Backprop is deliberately broken: it uses 1 − f′(z) instead of f′(z). See *Gradient check*."
@@ -102,67 +107,55 @@ steps_tab, overview_tab, grad_tab, init_tab = st.tabs(
 )
 
 # --- step by step --------------------------------------------------------------------------------
-if st.session_state.get("fb_jump") not in names:  # a new network, or the chosen pill clicked off
-    st.session_state.fb_jump = (
+if st.session_state.get(STEP_KEY) not in names:  # a new network, or the chosen pill clicked off
+    st.session_state[STEP_KEY] = (
         st.session_state.get("fb_step") if st.session_state.get("fb_step") in names else names[0]
     )
 
-
-def move(delta: int) -> None:
-    current = names.index(st.session_state.fb_jump) if st.session_state.fb_jump in names else 0
-    st.session_state.fb_jump = names[min(max(current + delta, 0), len(names) - 1)]
-
-
 with steps_tab:
-    index = names.index(st.session_state.fb_jump)
+    index = names.index(st.session_state[STEP_KEY])
     prev_col, next_col, title_col = st.columns([1.8, 1.5, 7], vertical_alignment="center")
-    prev_col.button(
-        "◀ Previous", on_click=move, args=(-1,), key="fb_prev", width="stretch", disabled=index == 0
-    )
-    last = index == len(names) - 1
-    next_col.button("Next ▶", on_click=move, args=(1,), key="fb_next", width="stretch", disabled=last)
-    # On a projector Previous / Next do it, and the step's equation and diagram move up.
-    jump = None if ui.presenter() else st.pills("Jump to a step", names, key="fb_jump")
-    name = jump or names[index]
-    step = lesson.result.step(name)
-    st.session_state.fb_step = name
-    title_col.subheader(f"Step {names.index(name) + 1} of {len(names)} · {step.phase} · `{name}`")
-
-    presenting = ui.presenter()  # the diagram takes the room, its text grows past 16 px
-    left, right = st.columns([1, 2.2] if presenting else [1, 1], gap="large")
-    with left:
-        st.latex(step.formula)
-        backends = {"numpy": "NumPy", "torch": "PyTorch"}
-        backend = st.segmented_control(
+    walk_buttons(names, index, (prev_col, next_col))
+    pills = st.container()  # the jump pills: here, or on a projector below the step's numbers
+    step = lesson.result.step(names[index])
+    st.session_state.fb_step = step.name
+    title_col.subheader(f"Step {index + 1} of {len(names)} · {step.phase} · `{step.name}`")
+    story = shape_story(lesson, step)
+    with st.container(key="fb_equation"):
+        formula_col, shapes_col = st.columns([2, 3], vertical_alignment="center")
+        formula_col.latex(display_formula(step.formula))
+        shapes_col.markdown(shape_lines(story), unsafe_allow_html=True)
+    backends = {"numpy": "NumPy", "torch": "PyTorch"}
+    backend = st.session_state.get("fb_backend") or "numpy"  # chosen with the code, below
+    with st.container(key="fb_heatmaps"):
+        step_heatmaps(lesson, step, backend, presenting)
+    with st.container() if presenting else pills:
+        st.pills("Jump to a step", names, key=STEP_KEY)
+    if presenting:  # the diagram at full width, its text at least its natural 16 px; the code below
+        diagram_col, code_col = st.container(), st.container()
+    else:
+        code_col, diagram_col = st.columns([1, 1.25], gap="large")
+    with code_col, st.container(key="fb_code"):
+        st.segmented_control(
             "Code", list(backends), default="numpy", key="fb_backend", format_func=backends.get
-        ) or "numpy"  # fmt: skip
+        )
         st.code(step_code(step, backend, cfg.activation, cfg.break_grad), language="python", wrap_lines=True)
         for check in step_checks(lesson, step):
             st.markdown(
                 f"{ICONS[check.ok]} **{check.label}** {('— ' + check.detail) if check.detail else ''}"
             )
-    with right:
-        story = shape_story(lesson, step)
-        svg = shape_svg(story, grow=1.8 if presenting else 1.0)  # built from shapes and fixed names
-        st.markdown(svg, unsafe_allow_html=True)
+    with diagram_col:
+        st.markdown(shape_svg(story, grow=1.8 if presenting else 1.2), unsafe_allow_html=True)
         st.markdown(story.sentence)
-
-    shown_pass = lesson.passes[backend]
-    tensors = operands(step)
-    for row in range(0, len(tensors), 2):  # two per row: room to print each value of a small tensor
-        for col, tensor in zip(st.columns(2), tensors[row : row + 2], strict=False):
-            value = np.asarray(shown_pass.tensors[tensor])
-            if value.ndim == 0:
-                col.metric(tensor, loss_text(float(value)))
-            else:
-                figure = tensor_heatmap(value, tensor, lesson.symbols(tensor))
-                ui.chart(figure, col, key=f"fb_heat_{tensor}")
     st.caption(
         f"Numbers from the {backends[backend]} code; the two agree to "
         f"{lesson.backend_diff:.1e} on every step (float32 rounding)."
     )
     with st.expander("The loop that runs these steps: `mlp.manual.forward_backward`"):
-        st.code(pass_source(), language="python")
+        st.code(pass_source(), language="python", wrap_lines=True)  # no sideways scroll to reach
+    if presenting:  # what the first screen left out
+        st.markdown(f"**Network** {arch} · **batch** {lesson.batch.note}")
+        teacher_panel(cfg)
 
 # --- overview ------------------------------------------------------------------------------------
 with overview_tab:
@@ -188,6 +181,10 @@ with grad_tab:
     ok, verdict = report.verdict()
     (st.success if ok else st.error)(verdict)
     st.markdown("**Manual vs autograd**, like makemore's `cmp`: exact, close (allclose), max |difference|.")
+    st.caption(  # the walk's last steps use these very gradients
+        f"The update at the end of the walk moves each parameter by −lr × these gradients (lr = {cfg.lr:g}); "
+        "each update step checks itself against one step of `torch.optim.SGD`."
+    )
     st.dataframe(
         pass_fail(pd.DataFrame(report.autograd_rows())), hide_index=True, width="stretch", key="fb_cmp"
     )

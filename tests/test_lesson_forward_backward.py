@@ -5,7 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from mlp.figures.diagrams import shape_svg
+from mlp.figures.diagrams import shape_lines, shape_svg
+from mlp.figures.tensors import number_text, tensor_heatmap
 from mlp.lessons.checks import gradient_report, step_checks
 from mlp.lessons.forward_backward import (
     SPREAD_WIDTHS,
@@ -85,7 +86,8 @@ def test_every_step_tells_a_shape_story_that_ends_in_its_own_shape():
         assert story.result.shape == step.shape, step.name
         assert story.sentence and len(story.operators) >= 1
         svg = shape_svg(story)
-        assert svg.startswith("<svg") and svg.endswith("</svg>") and f"→ {shape_text(step.shape)}" in svg
+        assert svg.startswith("<svg") and svg.endswith("</svg>")
+        assert f"→ {shape_text(step.shape)}</div>" in shape_lines(story), step.name
     affine = shape_story(lesson, lesson.result.step("z2"))
     assert affine.inner == "h1" and affine.broadcast == "b2"
     assert [o.shape for o in affine.operands] == [(4, 5), (5, 6), (6,)]
@@ -157,5 +159,66 @@ def test_the_code_shown_is_the_code_that_ran_with_its_arguments():
     assert "f_prime = 1 - tanh_grad(z1)" in broken
     assert "z2 = affine(a1, W2, b2)" in step_code(lesson.result.step("z2"), "numpy", "tanh")
     same = [s.name for s in lesson.steps if same_in_both(s.op, "relu")]
-    # affine, dlogits, weight_grad, input_grad: 6 of 13 (dz1 also runs relu_grad, which differs)
-    assert same == ["z1", "z2", "dz2", "dW2", "da1", "dW1"]
+    # affine, dlogits, weight_grad, input_grad, sgd_update (dz1 also runs relu_grad, which differs)
+    assert same == ["z1", "z2", "dz2", "dW2", "da1", "dW1", "W1_new", "b1_new", "W2_new", "b2_new"]
+    update = step_code(lesson.result.step("W2_new"), "numpy", "tanh")
+    assert "W2_new = sgd_update(W2, dW2, lr)  # lr = 0.1" in update and "return param - lr * grad" in update
+    again = step_code(lesson.result.step("loss_new"), "torch", "tanh")
+    assert "a1_new = tanh(z1_new)\nz2_new = affine(a1_new, W2_new, b2_new)" in again
+    assert "loss_new = cross_entropy(z2_new, y)" in again
+
+
+@pytest.mark.parametrize("source", ["gaussian", "toy", "teacher", "mnist"])
+def test_the_walk_ends_with_an_update_that_lowers_the_loss(source):
+    for seed in range(4):
+        lesson = run_lesson(ForwardSettings(source=source, n=8, hidden=(6, 5), seed=seed, lr=0.1))
+        names = [s.name for s in lesson.steps]
+        assert names[-7:] == ["W1_new", "b1_new", "W2_new", "b2_new", "W3_new", "b3_new", "loss_new"]
+        t = lesson.result.tensors
+        for p in ("W1", "b1", "W2", "b2", "W3", "b3"):
+            assert np.array_equal(t[f"{p}_new"], t[p] - np.float32(0.1) * t[f"d{p}"]), p
+            assert lesson.result.step(f"{p}_new").phase == "update"
+        after, before = float(t["loss_new"]), lesson.result.loss
+        assert after < before, (source, seed, before, after)
+        checks = {
+            c.label: c for s in ("W1_new", "loss_new") for c in step_checks(lesson, lesson.result.step(s))
+        }
+        assert checks["same as torch.optim.SGD"].ok and checks["the loss went down"].ok
+        story = shape_story(lesson, lesson.result.step("loss_new")).sentence
+        assert f"went down, from {before:.4f} to {after:.4f}" in story
+        assert operands(lesson.result.step("loss_new")) == ["loss", "loss_new"]
+        assert operands(lesson.result.step("W2_new")) == ["W2", "dW2", "W2_new"]
+
+
+def test_the_update_shows_its_lr_in_the_equation_and_the_shapes():
+    lesson = run_lesson(ForwardSettings(lr=0.3))
+    step = lesson.result.step("W1_new")
+    assert step.formula == r"W_{1}^{\text{new}} = W_{1} - \mathrm{lr} \cdot dW_{1},\quad \mathrm{lr} = 0.3"
+    story = shape_story(lesson, step)
+    assert "W1 (d_in, h1) − lr·dW1 (d_in, h1) → W1_new (d_in, h1)" in shape_lines(story)
+    assert "lr = 0.3" in story.sentence
+    assert lesson.symbols("W1_new") == ("d_in", "h1") and lesson.symbols("z2_new") == ("N", "K")
+    assert to_query(ForwardSettings(lr=0.3))["lr"] == "0.3"
+
+
+def test_labels_print_as_integers_in_categories_and_no_value_prints_minus_zero():
+    lesson = run_lesson(ForwardSettings(n=6, k=3, seed=1))
+    labels = tensor_heatmap(np.asarray(lesson.result.tensors["y"]), "y", ("N",)).data[0]
+    assert list(labels.text[0]) == [str(v) for v in lesson.batch.y]
+    assert labels.showscale is False and labels.zmin == -0.5 and labels.zmax == 2.5  # a band per class
+    one_hot = tensor_heatmap(np.asarray(lesson.result.tensors["Y"]), "Y", ("N", "K"))
+    assert {v for row in one_hot.data[0].text for v in row} == {"0", "1"}
+    assert "0/1" in one_hot.layout.title.text and one_hot.data[0].colorscale[-1][1] == "#0072B2"
+    signed = np.array([[-0.0, -0.001, 0.004, -1.5], [0.0, -0.0049, 2.0, 1e-9]], dtype=np.float32)
+    cells = tensor_heatmap(signed, "dz1", ("N", "h1")).data[0]
+    texts = [v for row in cells.text for v in row] + [v for row in cells.customdata for v in row]
+    assert "-0.00" not in texts and "-0" not in texts and texts[:4] == ["0.00", "0.00", "0.00", "-1.50"]
+    assert (
+        number_text(-0.004) == "0.00" and number_text(-0.005) == "-0.01" and number_text(-0.0, ".3g") == "0"
+    )
+    for step in lesson.steps:  # every figure of the walk: not one "-0.00"
+        for name in operands(step):
+            value = np.asarray(lesson.result.tensors[name])
+            if value.ndim:
+                fig = tensor_heatmap(value, name, lesson.symbols(name))
+                assert "-0.00" not in str(fig.data[0].text) and "[-0," not in fig.layout.title.text

@@ -1,12 +1,25 @@
 """The forward & backward page: AppTest drives the controls; Chromium renders it."""
 
+import json
+from contextlib import contextmanager
+from unittest import mock
+
 import pytest
+import streamlit as st
 
 from mlp.lessons.forward_backward import ForwardSettings, run_lesson
 from tests.conftest import open_page, shoot, wait_for_app
 
 PAGE = "pages/forward_backward.py"
 TWO_LAYER_STEPS = ["z1", "a1", "z2", "probs", "loss", "Y", "dz2", "dW2", "db2", "da1", "dz1", "dW1", "db1"]
+UPDATE_STEPS = ["W1_new", "b1_new", "W2_new", "b2_new", "loss_new"]
+
+
+@contextmanager
+def patched_state(app):
+    """Run a page function as a tour's callback would: on the app's session state."""
+    with mock.patch.object(st, "session_state", app.session_state):
+        yield
 
 
 @pytest.fixture
@@ -27,20 +40,25 @@ def svg(app) -> str:
     return next(m.value for m in app.markdown if m.value.startswith("<svg"))
 
 
+def shapes(app) -> str:
+    """The step's shapes written out under its equation, in symbols and in numbers."""
+    return next(m.value for m in app.markdown if "font-family: monospace" in m.value)
+
+
 @pytest.mark.slow
 def test_next_walks_every_forward_and_backward_step_and_previous_walks_back(at):
     assert at.button(key="fb_prev").disabled  # nothing before the first step
     seen = [at.session_state["fb_jump"]]
-    for _ in range(len(TWO_LAYER_STEPS) - 1):
+    for _ in range(len(TWO_LAYER_STEPS + UPDATE_STEPS) - 1):
         assert f"`{seen[-1]}`" in header(at)
         at.button(key="fb_next").click().run()
         assert not at.exception
         seen.append(at.session_state["fb_jump"])
-    assert seen == TWO_LAYER_STEPS
-    assert "Step 13 of 13 · backward" in header(at)
+    assert seen == TWO_LAYER_STEPS + UPDATE_STEPS
+    assert "Step 18 of 18 · update" in header(at)
     assert at.button(key="fb_next").disabled and not at.button(key="fb_prev").disabled  # the end
     at.button(key="fb_prev").click().run()
-    assert at.session_state["fb_jump"] == "dW1"
+    assert at.session_state["fb_jump"] == "b2_new"
 
 
 @pytest.mark.slow
@@ -50,12 +68,12 @@ def test_shapes_shown_match_the_tensors(at):
         at.session_state["fb_jump"] = name
         at.run()
         step = lesson.result.step(name)
-        drawing = svg(at)
         expected = "(" + ", ".join(str(s) for s in step.shape) + ("," if len(step.shape) == 1 else "") + ")"
-        assert f"→ {expected}" in drawing, (name, expected)
+        assert f"→ {expected}</div>" in shapes(at), (name, expected)
+        assert svg(at).endswith("</svg>")
     at.session_state["fb_jump"] = "z1"
     at.run()
-    assert "(4, 3) @ (3, 5) + (5,) → (4, 5)" in svg(at)
+    assert "(4, 3) @ (3, 5) + (5,) → (4, 5)" in shapes(at)
     assert any("inner sizes (d_in = 3) must match" in m.value for m in at.markdown)
     at.session_state["fb_jump"] = "db1"
     at.run()
@@ -110,7 +128,7 @@ def test_mnist_input_is_n_by_784(at):
     assert len(at.image) == 1
     at.session_state["fb_jump"] = "z1"
     at.run()
-    assert "(8, 784) @ (784, 5) + (5,) → (8, 5)" in svg(at)
+    assert "(8, 784) @ (784, 5) + (5,) → (8, 5)" in shapes(at)
     tensors = table(at, "tensor").set_index("tensor")
     assert tensors.loc["X", "size"] == "(8, 784)" and tensors.loc["X", "shape"] == "(N, d_in)"
 
@@ -138,9 +156,61 @@ def test_deeper_network_changes_the_steps_and_keeps_the_jump_valid(at):
     assert at.session_state["fb_jump"] == "db1"
     names = at.pills(key="fb_jump").options
     assert names[:8] == ["z1", "a1", "z2", "a2", "z3", "a3", "z4", "probs"]
-    assert len(names) == 7 + 2 + 2 + 4 * 4 - 2  # forward 7+2, Y and dz4, then dW, db, da, dz per layer
+    # forward 7+2, Y and dz4, then dW, db, da, dz per layer; an update of each W and b, and the new loss
+    assert len(names) == 7 + 2 + 2 + 4 * 4 - 2 + 2 * 4 + 1
     at.text_input(key="fb_hidden").input("7").run()
     assert at.session_state["fb_jump"] == "db1"
+
+
+def test_the_walk_ends_with_the_update_and_the_loss_going_down(at):
+    lesson = run_lesson(ForwardSettings(lr=0.3))
+    at.select_slider(key="fb_lr").set_value(0.3).run()
+    at.session_state["fb_jump"] = "W1_new"
+    at.run()
+    assert not at.exception and "Step 14 of 18 · update · `W1_new`" in header(at)
+    assert r"W_{1}^{\text{new}} = W_{1} - \mathrm{lr} \cdot dW_{1} \\ \mathrm{lr} = 0.3" in at.latex[0].value
+    assert "W1_new = sgd_update(W1, dW1, lr)  # lr = 0.3" in at.code[0].value
+    assert "W1 (d_in, h1) − lr·dW1 (d_in, h1) → W1_new (d_in, h1)" in shapes(at)
+    assert any("same as torch.optim.SGD" in m.value and "check_circle" in m.value for m in at.markdown)
+    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+    assert [t.split(" ")[0] for t in titles[:3]] == ["<b>W1</b>", "<b>dW1</b>", "<b>W1_new</b>"]
+    at.button(key="fb_next").click().run()  # b1_new, W2_new, b2_new, then the loss after the update
+    for _ in range(3):
+        at.button(key="fb_next").click().run()
+    assert "Step 18 of 18 · update · `loss_new`" in header(at)
+    before, after = (m for m in at.metric if m.label in ("loss", "loss_new"))
+    assert before.value == f"{lesson.result.loss:.4f}"
+    assert (
+        float(after.value) < float(before.value)
+        and after.value == f"{float(lesson.result.tensors['loss_new']):.4f}"
+    )
+    assert after.proto.delta.startswith("-")
+    assert any("the loss went down" in m.value and "check_circle" in m.value for m in at.markdown)
+
+
+def test_the_tour_moves_the_walk_and_can_take_the_arrow_keys(at):
+    from pages.ui import forward
+
+    for move, expected in [
+        (forward.step_forward, "a1"),
+        (forward.step_back, "z1"),
+        (forward.step_back, "z1"),
+    ]:
+        with patched_state(at):
+            move()
+        at.run()
+        assert at.session_state["fb_jump"] == expected and f"`{expected}`" in header(at)
+    with patched_state(at):
+        forward.go_to("loss_new")
+    at.run()
+    assert "Step 18 of 18" in header(at) and at.button(key="fb_next").disabled
+    with patched_state(at), pytest.raises(ValueError, match="no step 'dW9'"):
+        forward.go_to("dW9")
+    assert at.button(key="fb_prev").proto.shortcut == "left"  # Streamlit's name for ArrowLeft
+    with patched_state(at):
+        forward.arrow_shortcuts(False)
+    at.run()
+    assert not at.button(key="fb_prev").proto.shortcut and not at.button(key="fb_next").proto.shortcut
 
 
 def test_initialisation_tab_shows_he_keeps_the_scale():
@@ -159,7 +229,7 @@ def test_page_in_chromium_steps_forward_and_back(page, app_url):
         wait_for_app(page)
     shoot(page, "forward_backward-probs.png")
     page.get_by_role("button", name="◀ Previous").click()
-    page.wait_for_selector("h3:has-text('Step 3 of 13')")
+    page.wait_for_selector("h3:has-text('Step 3 of 18')")
     wait_for_app(page)
     assert page.locator('[data-testid="stException"]').count() == 0
     page.get_by_role("tab", name="Gradient check").click()
@@ -168,3 +238,46 @@ def test_page_in_chromium_steps_forward_and_back(page, app_url):
     page.wait_for_selector("text=disagree with autograd")
     shoot(page, "forward_backward-gradcheck.png")
     assert page.locator('[data-testid="stException"]').count() == 0
+
+
+# Every text drawn in the page's charts and diagrams, in px as shown: (text, size), smallest first.
+DRAWN_TEXT_JS = """() => [...document.querySelectorAll('[data-testid="stMain"] svg text')]
+  .filter(t => t.getBoundingClientRect().width > 0 && t.textContent.trim())
+  .map(t => { const svg = t.ownerSVGElement, box = svg.viewBox && svg.viewBox.baseVal;
+    const scale = box && box.width ? svg.getBoundingClientRect().width / box.width : 1;
+    return [t.textContent, parseFloat(getComputedStyle(t).fontSize) * scale]; })
+  .sort((a, b) => a[1] - b[1])"""
+
+
+@pytest.mark.browser
+def test_projector_shows_the_step_in_the_first_screen_and_arrows_step_with_focus_kept(browser, app_url):
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    tab = context.new_page()
+    tab.set_default_timeout(90_000)
+    tab.goto(f"{app_url}/forward_backward?present=1")
+    wait_for_app(tab, heading="Forward & backward, step by step")
+    tab.locator(".st-key-fb_heatmaps .stPlotlyChart svg text").first.wait_for()
+    for key in ("fb_equation", "fb_heatmaps"):  # the equation, the shapes and every map: no scrolling
+        box = tab.locator(f".st-key-{key}").bounding_box()
+        assert box["y"] > 0 and box["y"] + box["height"] <= 720, (key, box)
+    smallest = tab.evaluate(DRAWN_TEXT_JS)[0]
+    assert smallest[1] >= 16, smallest
+
+    def shows(step: int) -> None:
+        tab.wait_for_selector(f"h3:has-text('Step {step} of 18')")
+        wait_for_app(tab)
+
+    next_button = tab.locator(".st-key-fb_next button")
+    next_button.click()
+    shows(2)
+    focused = "document.activeElement.closest('.st-key-fb_next') !== null"
+    assert tab.evaluate(focused)  # still on Next, not the page's top
+    tab.keyboard.press("Enter")
+    shows(3)
+    assert tab.evaluate(focused)
+    tab.keyboard.press("ArrowLeft")
+    shows(2)
+    tab.keyboard.press("ArrowRight")
+    shows(3)
+    assert tab.locator('[data-testid="stException"]').count() == 0
+    context.close()

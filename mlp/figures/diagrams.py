@@ -47,12 +47,17 @@ def _box(op: Operand) -> tuple[float, float]:
     return 18.0, 18.0
 
 
-def _text(x: float, y: float, s: str, size: int = 14, color: str = "currentColor", **attrs: str) -> str:
+def _text(x: float, y: float, s: str, size: int = 16, color: str = "currentColor", **attrs: str) -> str:
     extra = " ".join(f'{k.replace("_", "-")}="{v}"' for k, v in attrs.items())
     return (
         f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" fill="{color}" '
         f'text-anchor="middle" {extra}>{escape(s)}</text>'
     )
+
+
+def _width(s: str, size: int) -> float:
+    """About how wide a text is drawn: 0.6 em a character (bold sans serif)."""
+    return 0.6 * size * len(s)
 
 
 def _dim_label(symbol: str, size: int) -> str:
@@ -62,30 +67,30 @@ def _dim_label(symbol: str, size: int) -> str:
 def shape_svg(story: ShapeStory, grow: float = 1.0) -> str:
     """One row: operand, operator, operand, ..., '→', result; sizes labelled on the edges.
 
-    It fills its container's width up to `grow` times its natural size (text 13-18 px at 1):
-    a projector asks for about 1.6."""
+    It fills its container's width up to `grow` times its natural size (text 16-20 px at 1, so
+    at least 16 px wherever it is drawn at its natural size or larger); the shapes in symbols
+    and in numbers follow as two lines of text."""
     pad, gap, top = 16.0, 52.0, 44.0
     items = [*story.operands, story.result]
     boxes = [_box(op) for op in items]
     tallest = max(
         h if op.name != story.broadcast else 4 * (h + 3) + 16 for op, (_, h) in zip(items, boxes, strict=True)
     )
-    height = top + tallest + 56
+    height = top + tallest + 16
     x = pad + 30  # room for the first row label
     parts: list[str] = []
-    symbols_line: list[str] = []
-    numbers_line: list[str] = []
     for i, (op, (w, h)) in enumerate(zip(items, boxes, strict=True)):
         is_result = i == len(items) - 1
         if is_result or i > 0:
             sign = "→" if is_result else story.operators[i - 1]
-            parts.append(_text(x + gap / 2 - 8, top + h / 2 + 6, sign, size=18, font_weight="bold"))
-            symbols_line.append(sign)
-            numbers_line.append(sign)
-            x += gap
+            room = max(gap, _width(sign, 20) + 24)  # "with" needs more than "@"
+            parts.append(_text(x + room / 2 - 8, top + h / 2 + 6, sign, size=20, font_weight="bold"))
+            x += room
         elif story.operators and story.operators[0] not in ("@", "+", "−", "⊙", "with"):
-            parts.append(_text(x + 14, top + h / 2 + 5, story.operators[0], size=15, font_style="italic"))
+            parts.append(_text(x + 14, top + h / 2 + 5, story.operators[0], size=16, font_style="italic"))
             x += 2 * gap
+        overhang = max(0.0, (_width(op.name, 18) - w) / 2)  # a name wider than its box: room on both sides
+        x += overhang
         color = RESULT if is_result else BROADCAST if op.name == story.broadcast else OPERAND
         parts.append(
             f'<rect x="{x:.1f}" y="{top:.1f}" width="{w:.1f}" height="{h:.1f}" rx="3" '
@@ -97,8 +102,8 @@ def shape_svg(story: ShapeStory, grow: float = 1.0) -> str:
                     f'<rect x="{x:.1f}" y="{top + k * (h + 3):.1f}" width="{w:.1f}" height="{h:.1f}" rx="3" '
                     f'fill="none" stroke="{color}" stroke-dasharray="3 3" stroke-opacity="{0.8 - 0.2 * k}"/>'
                 )
-            parts.append(_text(x + w / 2, top + 4 * (h + 3) + 12, "broadcast ↓", size=14, color=BROADCAST))
-        parts.append(_text(x + w / 2, top - 24, op.name, size=17, font_weight="bold"))
+            parts.append(_text(x + w / 2, top + 4 * (h + 3) + 12, "broadcast ↓", size=16, color=BROADCAST))
+        parts.append(_text(x + w / 2, top - 24, op.name, size=18, font_weight="bold"))
         # Sizes: columns above the box, rows to its left; the inner size in orange.
         if len(op.shape) == 2:
             rows_sym, cols_sym = op.symbols
@@ -108,7 +113,7 @@ def shape_svg(story: ShapeStory, grow: float = 1.0) -> str:
                 weight = "bold" if hot else "normal"
                 if where == "top":
                     parts.append(
-                        _text(x + w / 2, top - 6, _dim_label(sym, size), size=14, color=c, font_weight=weight)
+                        _text(x + w / 2, top - 6, _dim_label(sym, size), size=16, color=c, font_weight=weight)
                     )
                     if hot:
                         parts.append(_edge(x, top, x + w, top))
@@ -118,7 +123,7 @@ def shape_svg(story: ShapeStory, grow: float = 1.0) -> str:
                             x - 6,
                             top + h / 2,
                             _dim_label(sym, size),
-                            size=14,
+                            size=16,
                             color=c,
                             font_weight=weight,
                             transform=f"rotate(-90 {x - 6:.1f} {top + h / 2:.1f})",
@@ -133,30 +138,35 @@ def shape_svg(story: ShapeStory, grow: float = 1.0) -> str:
                     x + w / 2,
                     top - 6,
                     _dim_label(op.symbols[0], op.shape[0]),
-                    size=14,
+                    size=16,
                     color=INNER if hot else "currentColor",
                 )
             )
-        symbols_line.append(f"{op.name} {shape_text(op.symbols)}")
-        numbers_line.append(shape_text(op.shape))
-        x += w
+        x += w + overhang
     width = x + pad
-    caption_y = height - 24
-    parts.append(_text(width / 2, caption_y, " ".join(symbols_line), size=14, font_family="monospace"))
-    parts.append(
-        _text(
-            width / 2,
-            caption_y + 18,
-            " ".join(numbers_line),
-            size=14,
-            font_family="monospace",
-            opacity="0.75",
-        )
-    )
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width:.0f} {height:.0f}" '
         f'width="100%" style="max-width:{width * grow:.0f}px" role="img" '
         f'aria-label="{escape(story.sentence)}">' + "".join(parts) + "</svg>"
+    )
+
+
+def shape_lines(story: ShapeStory) -> str:
+    """The step's shapes as two lines of HTML, in symbols then in numbers: text that wraps on a
+    phone where a line drawn in an SVG would be cut at the drawing's edge."""
+    items = [*story.operands, story.result]
+    symbols: list[str] = []
+    numbers: list[str] = []
+    for i, op in enumerate(items):
+        if i:  # a unary operator (softmax, f, Σ rows) is drawn, not written
+            symbols.append("→" if i == len(items) - 1 else story.operators[i - 1])
+            numbers.append(symbols[-1])
+        symbols.append(f"{op.name} {shape_text(op.symbols)}")
+        numbers.append(shape_text(op.shape))
+    return (
+        '<div style="font-family: monospace; font-size: 16px; text-align: center; overflow-wrap: anywhere">'
+        f"<div>{escape(' '.join(symbols))}</div>"
+        f'<div style="opacity: 0.75">{escape(" ".join(numbers))}</div></div>'
     )
 
 

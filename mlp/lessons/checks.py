@@ -12,7 +12,7 @@ import torch
 from mlp.gradcheck import Comparison, FiniteDifference, autograd_grads, compare_grads, finite_differences
 from mlp.lessons.forward_backward import Walkthrough
 from mlp.links.format import loss_text
-from mlp.manual import Step, forward_backward
+from mlp.manual import NEW, Step, forward_backward
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,16 @@ def step_checks(lesson: Walkthrough, step: Step) -> list[Check]:
         checks.append(
             Check("rows sum to 0", worst < 1e-6, f"P and Y rows both sum to 1; max |row sum| = {worst:.1e}")
         )
+    if step.op == "sgd_update":
+        checks.append(_against_torch_sgd(lesson, step))
+    if step.name == "loss" + NEW:
+        before, after = lesson.result.loss, float(value)
+        why = "one small step against the gradient lowers the loss" if after < before else ""
+        if after >= before:
+            why = "a broken gradient points the wrong way" if lesson.cfg.break_grad else "lr too large?"
+        checks.append(
+            Check("the loss went down", after < before, f"{loss_text(before)} → {loss_text(after)}: {why}")
+        )
     if step.op in ("weight_grad", "bias_grad"):
         param = f"{'W' if step.op == 'weight_grad' else 'b'}{step.layer}"
         expected = tuple(np.shape(lesson.result.tensors[param]))
@@ -51,6 +61,23 @@ def step_checks(lesson: Walkthrough, step: Step) -> list[Check]:
             Check(f"same shape as {param}", value.shape == expected, f"{value.shape} vs {expected}")
         )
     return checks
+
+
+def _against_torch_sgd(lesson: Walkthrough, step: Step) -> Check:
+    """The update by hand against PyTorch's own optimizer: torch.optim.SGD, one step, same lr."""
+    param, grad = (
+        torch.as_tensor(_np(lesson.result.tensors[name]), dtype=torch.float64) for name in step.inputs
+    )
+    param = param.clone().requires_grad_(True)
+    param.grad = grad
+    torch.optim.SGD([param], lr=lesson.cfg.lr).step()
+    ours = torch.as_tensor(_np(step.value), dtype=torch.float64)
+    diff = float((ours - param.detach()).abs().max())
+    return Check(
+        "same as torch.optim.SGD",
+        diff < 1e-5,
+        f"one step with lr = {lesson.cfg.lr:g}; max |difference| = {diff:.1e}",
+    )
 
 
 FD_TOLERANCE = 1e-4  # relative error that a central difference in float64 comfortably beats

@@ -17,7 +17,7 @@ import torch
 from mlp.data import KINDS, MAX_CLASSES, class_count, load_sample, make_2d, teacher_task
 from mlp.links import settings as form
 from mlp.links.settings import LinkNote, Spec, WidthLimits, setting
-from mlp.manual import ForwardBackward, Step, derivative_name, forward_backward
+from mlp.manual import NEW, ForwardBackward, Step, derivative_name, forward_backward
 from mlp.model import MAX_HIDDEN_LAYERS, MLP
 
 SOURCES = ("gaussian", "toy", "mnist", "teacher")  # N(0, 1) rows, a 2D toy set, digits, a teacher's labels
@@ -28,7 +28,7 @@ SOURCE_NAMES = {
     "gaussian": "Random numbers",
     "toy": "2D toy points",
     "mnist": "MNIST digits",
-    "teacher": "Teacher network (16 inputs)",
+    "teacher": "Teacher network",  # short: a projector's sidebar shows ~16 characters
 }
 BATCH_AND_NETWORK = "Network and batch"
 
@@ -50,6 +50,14 @@ class ForwardSettings:
     activation: str = setting("relu", form.ACTIVATION.like(section=BATCH_AND_NETWORK))
     init: str = setting("kaiming", form.INIT.like(section=BATCH_AND_NETWORK))
     seed: int = setting(0, form.SEED.like(section=BATCH_AND_NETWORK))
+    lr: float = setting(  # the update step at the end of the walk: W_new = W - lr * dW
+        0.1,
+        form.LR.like(
+            stops=(0.01, 0.03, 0.1, 0.3, 1.0),
+            section=BATCH_AND_NETWORK,
+            help="The update at the end of the walk: every parameter moves by −lr × its gradient.",
+        ),
+    )
     break_grad: bool = setting(  # in the gradient-check tab: a wrong backprop, to see the check fail
         False,
         Spec(
@@ -69,12 +77,14 @@ SPECS: dict[str, Spec] = form.specs_of(ForwardSettings)
 
 
 def step_names(hidden_layers: int) -> list[str]:
-    """The steps of mlp.manual.forward_backward for a network of this many hidden layers, in order."""
+    """The steps of mlp.manual.forward_backward for a network of this many hidden layers, in order:
+    forward, backward, then the update and the loss it gives."""
     out = hidden_layers + 1  # the output layer's index
     forward = [name for i in range(1, out) for name in (f"z{i}", f"a{i}")] + [f"z{out}", "probs", "loss", "Y"]
     backward = [f"dz{out}", f"dW{out}", f"db{out}"]
     backward += [name for i in range(out - 1, 0, -1) for name in (f"da{i}", f"dz{i}", f"dW{i}", f"db{i}")]
-    return forward + backward
+    update = [f"{p}{l}{NEW}" for l in range(1, out + 1) for p in ("W", "b")] + [f"loss{NEW}"]
+    return forward + backward + update
 
 
 TABS = ("steps", "overview", "gradients", "init")  # the page's tabs, as a link names them
@@ -199,6 +209,8 @@ class Walkthrough:
 
     def symbols(self, name: str) -> tuple[str, ...]:
         """The symbolic shape of a tensor: ('N', 'h1') for z1, ('h1', 'K') for W2 in a 1-hidden net."""
+        if name.endswith(NEW):  # W1_new has W1's shape, z2_new z2's
+            return self.symbols(name[: -len(NEW)])
         L = len(self.widths) - 1
         width_name = ["d_in", *[f"h{i}" for i in range(1, L)], "K"]
         stem = name.lstrip("d").rstrip("0123456789") if name not in ("X", "Y", "y") else name
@@ -222,7 +234,10 @@ class Walkthrough:
 
 def operands(step: Step) -> list[str]:
     """The tensors a step reads, then the one it makes: what the page shows as numbers. dz of a
-    hidden layer reads f'(z), the derivative it multiplies by, not z itself."""
+    hidden layer reads f'(z), the derivative it multiplies by, not z itself; the loss after the
+    update shows beside the loss before it."""
+    if step.name == f"loss{NEW}":
+        return ["loss", step.name]
     inputs = [i for i in step.inputs if i != "y" or step.op == "one_hot"]
     if step.op == "preact_grad":
         inputs = [inputs[0], derivative_name(step.layer)]
@@ -230,15 +245,16 @@ def operands(step: Step) -> list[str]:
 
 
 def run_lesson(cfg: ForwardSettings) -> Walkthrough:
-    """Build the batch and the network, then run the manual pass in both backends."""
+    """Build the batch and the network, then run the manual pass, and the update, in both backends."""
     batch = make_batch(cfg)
     widths = [batch.X.shape[1], *cfg.hidden, batch.k]
     model = MLP(widths[0], widths[1:-1], widths[-1], activation=cfg.activation, init=cfg.init, seed=cfg.seed)
     params_np = model.to_manual("numpy")
     params_t = model.to_manual()
     X_t, y_t = torch.from_numpy(batch.X), torch.from_numpy(batch.y)
-    numpy_pass = forward_backward(params_np, batch.X, batch.y, cfg.activation, break_grad=cfg.break_grad)
-    torch_pass = forward_backward(params_t, X_t, y_t, cfg.activation, break_grad=cfg.break_grad)
+    how = {"break_grad": cfg.break_grad, "lr": cfg.lr}
+    numpy_pass = forward_backward(params_np, batch.X, batch.y, cfg.activation, **how)
+    torch_pass = forward_backward(params_t, X_t, y_t, cfg.activation, **how)
     diff = max(
         float(np.max(np.abs(np.asarray(a.value, dtype=np.float64) - b.value.double().numpy()), initial=0.0))
         for a, b in zip(numpy_pass.steps, torch_pass.steps, strict=True)

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from mlp.lessons.forward_backward import Walkthrough
-from mlp.manual import Step
+from mlp.links.format import loss_text
+from mlp.manual import NEW, Step
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,24 @@ def shape_story(lesson: Walkthrough, step: Step) -> ShapeStory:
         z = _operand(lesson, ins[0])
         sentence = f"Softmax works row by row: {z.shape} in, {result.shape} out, each row now sums to 1."
         return ShapeStory([z], ["softmax"], result, None, None, sentence)
+    if op == "sgd_update":
+        p, g = _operand(lesson, ins[0]), _operand(lesson, ins[1])
+        lr = Operand(f"lr·{g.name}", g.shape, g.symbols)  # the gradient scaled: the same shape
+        sentence = (
+            f"{p.name} {p.shape} − lr · {g.name} {g.shape}, element by element (lr = {lesson.cfg.lr:g}): "
+            f"a gradient always has its parameter's shape, so every one of the {int(np.prod(p.shape))} "
+            f"numbers of {p.name} takes a small step against its own gradient."
+        )
+        return ShapeStory([p, lr], ["−"], result, None, None, sentence)
+    if op == "cross_entropy" and step.name == "loss" + NEW:
+        z, y = _operand(lesson, ins[0]), _operand(lesson, "y")
+        before, after = lesson.result.loss, float(np.asarray(step.value))
+        went = "down" if after < before else "up"
+        sentence = (
+            f"The same batch through the network with the new parameters: logits {z.shape} again, "
+            f"and the loss went {went}, from {loss_text(before)} to {loss_text(after)}."
+        )
+        return ShapeStory([z, y], ["with"], result, "N", None, sentence)
     if op == "cross_entropy":
         z, y = _operand(lesson, ins[0]), _operand(lesson, "y")
         sentence = (

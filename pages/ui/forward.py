@@ -1,4 +1,5 @@
-"""The forward & backward page's pieces: labels, cached computations, where a link opens it."""
+"""The forward & backward page's pieces: labels, cached computations, where a link opens it, and
+the walk's moves (`step_forward`, `step_back`, `go_to`), which a guided tour may call too."""
 
 import numpy as np
 import pandas as pd
@@ -6,10 +7,13 @@ import streamlit as st
 
 from mlp.curriculum.teacher import D_IN, EPOCHS, POINTS, teacher_curve
 from mlp.figures.curves import epoch_curves_figure
+from mlp.figures.style import PRESENTER_FONT_PX
+from mlp.figures.tensors import number_text, tensor_heatmap
 from mlp.lessons.checks import GradientReport, gradient_report
-from mlp.lessons.forward_backward import ForwardSettings, ForwardView, Walkthrough
+from mlp.lessons.forward_backward import ForwardSettings, ForwardView, Walkthrough, operands, step_names
 from mlp.lessons.init_spread import activation_spread
 from mlp.links.format import loss_text
+from mlp.manual import NEW, Step
 from pages.ui.shell import chart
 
 # Material icons ship with Streamlit, so they render where no emoji font is installed.
@@ -45,7 +49,7 @@ def teacher_panel(cfg: ForwardSettings) -> None:
     widths = " → ".join(map(str, (D_IN, *cfg.hidden, cfg.k)))
     with st.container(border=True, key="fb_teacher"):
         st.markdown(
-            f"**The whole task.** The batch below is {cfg.n} of {POINTS:,} points that a fixed random "
+            f"**The whole task.** The page's batch is {cfg.n} of {POINTS:,} points that a fixed random "
             f"network labelled. Train this student ({widths}, Adam, batches of 64) on four fifths of "
             f"them for {EPOCHS} epochs and test it on the rest."
         )
@@ -112,3 +116,95 @@ def current_view() -> ForwardView:
         st.session_state.fb_init_depth,
         st.session_state.fb_init_width,
     )
+
+
+# --- the walk: where it is, and the moves a button, a key or a guided tour makes ------------------
+
+STEP_KEY = "fb_jump"  # the step shown: the "Jump to a step" pills' key
+STEPS_KEY = "fb_steps"  # the steps of the network on the page, in order
+ARROWS_KEY = "fb_arrow_keys"  # False: ← and → are not the Previous / Next buttons' (a tour owns them)
+
+
+def walk_steps() -> list[str]:
+    """The steps of the network the page shows (of its settings if it hasn't drawn yet)."""
+    settings = st.session_state.get("fb_settings") or ForwardSettings()
+    return st.session_state.get(STEPS_KEY) or step_names(len(settings.hidden))
+
+
+def go_to(step: str) -> None:
+    """Show `step` ("z1", "dW1", "W1_new", ...): call before the page draws, or in a callback."""
+    names = walk_steps()
+    if step not in names:
+        raise ValueError(f"This network has no step {step!r}; its steps are {', '.join(names)}.")
+    st.session_state[STEP_KEY] = st.session_state["fb_step"] = step
+
+
+def step_by(delta: int) -> None:
+    """Move the walk `delta` steps, stopping at its first and last step."""
+    names = walk_steps()
+    now = st.session_state.get(STEP_KEY)
+    index = names.index(now) if now in names else 0
+    go_to(names[min(max(index + delta, 0), len(names) - 1)])
+
+
+def step_forward() -> None:
+    """The next step of the walk (the last stays the last)."""
+    step_by(1)
+
+
+def step_back() -> None:
+    """The previous step of the walk (the first stays the first)."""
+    step_by(-1)
+
+
+def arrow_shortcuts(on: bool) -> None:
+    """Whether ← and → press the page's Previous and Next buttons (on unless a tour says not)."""
+    st.session_state[ARROWS_KEY] = on
+
+
+def walk_buttons(names: list[str], index: int, box) -> None:
+    """◀ Previous and Next ▶ into the two columns of `box`; ← and → press them."""
+    arrows = st.session_state.get(ARROWS_KEY, True)
+    prev_col, next_col = box
+    prev_col.button(
+        "◀ Previous", key="fb_prev", on_click=step_back, width="stretch", disabled=index == 0,
+        shortcut="ArrowLeft" if arrows else None,
+    )  # fmt: skip
+    next_col.button(
+        "Next ▶", key="fb_next", on_click=step_forward, width="stretch",
+        disabled=index == len(names) - 1, shortcut="ArrowRight" if arrows else None,
+    )  # fmt: skip
+
+
+def display_formula(tex: str) -> str:
+    """A step's equation as the page shows it: its definition of f (or lr) on a second line, so
+    that it fits the column beside the shapes instead of scrolling sideways."""
+    return r"\begin{gathered}" + tex.replace(r",\quad ", r" \\ ") + r"\end{gathered}"
+
+
+def step_heatmaps(lesson: Walkthrough, step: Step, backend: str, presenting: bool) -> None:
+    """The numbers the step reads and makes, a heatmap each (a scalar as a number). On a projector
+    up to three share a row, so the step's numbers fit the first screen under its equation."""
+    tensors = operands(step)
+    values = lesson.passes[backend].tensors
+    # Three in a row only where no printed number of 18 px needs more room than a third gives it.
+    narrow = all(np.shape(values[t])[-1:] < (5,) or np.shape(values[t])[-1] > 8 for t in tensors)
+    per_row = len(tensors) if presenting and len(tensors) <= 3 and narrow else 2
+    columns = (8 if per_row == 2 else 5) if presenting else 10  # numbers printed up to this many columns
+    # On a projector: numbers of 18 px in the colour bar's room, and two rows of maps in the first screen.
+    room = (
+        {"scale_with_numbers": False, "text_px": PRESENTER_FONT_PX, "max_height": 160} if presenting else {}
+    )
+    for row in range(0, len(tensors), per_row):
+        for col, tensor in zip(st.columns(per_row), tensors[row : row + per_row], strict=False):
+            value = np.asarray(values[tensor])
+            if value.ndim == 0 and tensor.endswith(NEW):  # the loss after the update, against before
+                change = float(value) - float(np.asarray(values[tensor[: -len(NEW)]]))
+                col.metric(
+                    tensor, loss_text(float(value)), delta=number_text(change, "+.4f"), delta_color="inverse"
+                )
+            elif value.ndim == 0:
+                col.metric(tensor, loss_text(float(value)))
+            else:
+                figure = tensor_heatmap(value, tensor, lesson.symbols(tensor), annotate_cols=columns, **room)
+                chart(figure, col, key=f"fb_heat_{tensor}")
