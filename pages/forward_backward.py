@@ -4,6 +4,7 @@ import pandas as pd
 import streamlit as st
 
 import pages.ui as ui
+from mlp.curriculum.tour import TOUR
 from mlp.figures.diagrams import shape_lines, shape_svg
 from mlp.figures.tensors import spread_figure
 from mlp.lessons.checks import step_checks
@@ -29,6 +30,7 @@ from pages.ui.forward import (
     STEP_KEY,
     STEPS_KEY,
     TAB_LABELS,
+    arrow_shortcuts,
     cached_gradient_report,
     cached_spread,
     current_view,
@@ -39,6 +41,7 @@ from pages.ui.forward import (
     step_heatmaps,
     teacher_panel,
     walk_buttons,
+    walk_within,
 )
 
 ui.require_shell()
@@ -62,7 +65,8 @@ ui.page_header(
     "equation, the code that computes it, the shapes, and the numbers.",
 )
 ui.show_link_notes(notes)
-lesson_link = ui.lesson_panel("fb_", "forward_backward", load)
+lesson_link = ui.lesson_panel("fb_", "forward_backward", load, walk=walk_within)
+arrow_shortcuts(TOUR not in lesson_link)  # on a tour's stop, ← and → are the tour's: it walks the steps
 
 # --- the network and the batch (sidebar) -----------------------------------------------------
 with st.sidebar:

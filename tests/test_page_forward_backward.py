@@ -207,10 +207,22 @@ def test_the_tour_moves_the_walk_and_can_take_the_arrow_keys(at):
     with patched_state(at), pytest.raises(ValueError, match="no step 'dW9'"):
         forward.go_to("dW9")
     assert at.button(key="fb_prev").proto.shortcut == "left"  # Streamlit's name for ArrowLeft
-    with patched_state(at):
-        forward.arrow_shortcuts(False)
-    at.run()
+
+
+def test_on_a_tours_stop_the_arrows_are_the_tours_and_walk_the_stops_steps():
+    from mlp.curriculum.tour import HOW_AN_MLP_LEARNS
+
+    at = open_page("pages/forward_backward.py", HOW_AN_MLP_LEARNS.link(1))  # the forward pass: z1 to loss
     assert not at.button(key="fb_prev").proto.shortcut and not at.button(key="fb_next").proto.shortcut
+    assert at.button(key="tour_next").proto.shortcut == "right"
+    first, last = HOW_AN_MLP_LEARNS.stops[0].steps
+    assert at.session_state["fb_jump"] == first
+    seen = []
+    while at.query_params["stop"] in ("1", ["1"]) and len(seen) < 20:
+        at.button(key="tour_next").click().run()
+        seen.append(at.session_state["fb_jump"])
+    assert seen[:4] == ["a1", "z2", "probs", "loss"] and seen[3] == last  # then the next stop
+    assert seen[-1] == HOW_AN_MLP_LEARNS.stops[1].steps[0] and not at.exception
 
 
 def test_initialisation_tab_shows_he_keeps_the_scale():

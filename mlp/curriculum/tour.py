@@ -25,7 +25,7 @@ STOP = "stop"  # ?stop=<n>: its stop, counted from 1
 HIGHLIGHTS = {
     "forward_backward": ("fb_heatmaps", "fb_equation", "fb_code", "fb_teacher"),
     "playground": ("pg_plane", "pg_network", "pg_curves", "pg_controls"),
-    "mnist": ("mn_curves", "mn_confusion", "mn_mistakes", "mn_weights", "mn_pad"),
+    "mnist": ("mn_curves", "mn_confusion", "mn_mistakes", "mn_weights"),
 }
 ACTIONS = {  # what the presenter does at a stop, as the stop's card says it
     "play": "Press Space (or Play) and watch.",
@@ -123,12 +123,12 @@ HOW_AN_MLP_LEARNS = Tour(
             minutes=6,
         ),
         _walk(
-            "dz2",
-            "db1",
+            "Y",
+            "loss_new",
             title="Backprop, by hand",
             say="The same operations backwards: dz2 = (P − Y)/N, then every weight's share of the "
-            "blame, layer by layer. Autograd gets the same numbers; the page shows by how little "
-            "they differ.",
+            "blame, layer by layer, checked against autograd. Then one step, W ← W − lr·dW, and the "
+            "same batch's loss goes down.",
             minutes=6,
         ),
         _lesson(

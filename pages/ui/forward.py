@@ -157,6 +157,19 @@ def step_back() -> None:
     step_by(-1)
 
 
+def walk_within(by: int, span: tuple[str, str]) -> bool:
+    """A guided tour's → or ← on this page (pages/ui/tour.py): one step `by` within `span`, a
+    stop's first and last step; False past either end, for the tour to move to another stop."""
+    names = walk_steps()
+    first, last = names.index(span[0]), names.index(span[1])
+    now = st.session_state.get(STEP_KEY)
+    target = (names.index(now) if now in names else first) + by
+    if not first <= target <= last:
+        return False
+    go_to(names[target])
+    return True
+
+
 def arrow_shortcuts(on: bool) -> None:
     """Whether ← and → press the page's Previous and Next buttons (on unless a tour says not)."""
     st.session_state[ARROWS_KEY] = on
