@@ -77,12 +77,12 @@ def panels(tab) -> Iterator[str]:
         yield f"tab {tabs.nth(index).inner_text().strip()}"
 
 
-def legibility_findings(tab, projector: bool, cut_off: bool = True) -> list[Finding]:
-    """Every check on a drawn page, in each of its tabs with its expanders open, each finding once:
-    axe's WCAG 2.1 AA, chart text's contrast and size (16 px in projector mode, else 11), and
-    (with `cut_off`) text cut off by its box."""
+def legibility_findings(tab, projector: bool, cut_off: bool = True, every_tab: bool = True) -> list[Finding]:
+    """Every check on a drawn page, each finding once: axe's WCAG 2.1 AA, chart text's contrast
+    and size (16 px in projector mode, else 11), and (with `cut_off`) text cut off by its box.
+    With `every_tab`, in each of the page's tabs with its expanders open; else as it shows."""
     seen: dict[Finding, str] = {}  # in order, without the repeats of what every tab shows
-    for panel in panels(tab):
+    for panel in panels(tab) if every_tab else ["the page"]:
         found = axe_findings(tab) + chart_text_contrast(tab)
         found += chart_text_sizes(tab, MIN_PROJECTOR_CHART_PX if projector else MIN_CHART_PX)
         found += cut_off_text(tab) if cut_off else []
@@ -120,19 +120,18 @@ def _axe_detail(rule: dict, node: dict) -> str:
     return f"{node['html'][:160]} -- {summary[:200]}"
 
 
-# --- text in plotly charts --------------------------------------------------------------------------
+# --- text in charts -----------------------------------------------------------------------------
 
-# Every visible text of the index-th plotly chart: its text, where it is (the chart's key, the
-# class of its group), its fill and opacity, its box relative to the chart's, and its rendered
-# size (the font size times the SVG's scale on screen).
-CHART_TEXTS_JS = """(index) => {
+# Every visible text of a chart: its text, where it is (the chart's key, the class of its group),
+# its fill and opacity, its box relative to the chart's, and its rendered size (the font size
+# times the SVG's scale on screen).
+CHART_TEXTS_JS = """(chart) => {
   const rgba = (s) => { const m = s.match(/[\\d.]+/g) || [0, 0, 0, 0];
     return [+m[0], +m[1], +m[2], m.length > 3 ? +m[3] : 1]; };
-  const chart = document.querySelectorAll('.stPlotlyChart')[index];
   const key = [...chart.closest('[class*="st-key-"]')?.classList || []].find((c) => c.startsWith('st-key-'));
   const frame = chart.getBoundingClientRect();
   const out = [];
-  for (const t of chart.querySelectorAll('svg text')) {
+  for (const t of chart.querySelectorAll('text')) {
     const text = t.textContent.trim();
     const box = t.getBoundingClientRect();
     if (!text || box.width < 1 || box.height < 1
@@ -142,27 +141,29 @@ CHART_TEXTS_JS = """(index) => {
     let alpha = fill[3] * parseFloat(style.fillOpacity);
     for (let e = t; e && e !== chart; e = e.parentElement) alpha *= parseFloat(getComputedStyle(e).opacity);
     const ctm = t.getScreenCTM();
-    out.push({ chart: index, key: key || '', group: t.closest('g[class]')?.getAttribute('class') || '',
+    out.push({ key: key || '', group: t.closest('g[class]')?.getAttribute('class') || '',
                text: text.slice(0, 40), fill: [fill[0], fill[1], fill[2], alpha],
                box: [box.left - frame.left, box.top - frame.top, box.width, box.height],
                px: parseFloat(style.fontSize) * (ctm ? Math.hypot(ctm.a, ctm.b) : 1) });
   }
   return out;
 }"""
-HIDE_CHART_TEXT = ".stPlotlyChart svg text { visibility: hidden !important; }"
+CHARTS = '.stPlotlyChart, svg[role="img"]'  # plotly's charts; the app's own SVG drawings (diagrams)
+HIDE_CHART_TEXT = ":is(.stPlotlyChart, svg[role='img']) text { visibility: hidden !important; }"
 
 
 def chart_texts(tab, backgrounds: bool = True) -> list[dict]:
-    """Every visible text in the page's plotly charts, measured (CHART_TEXTS_JS); with
+    """Every visible text in the page's charts (plotly's, and the app's SVG drawings with
+    role="img"), measured (CHART_TEXTS_JS); with
     `backgrounds`, each with "bg": the colour drawn behind it, read from a screenshot of its
     chart with the texts hidden (the page behind a tick, a heatmap's cell behind its number)."""
     found = []
-    for index, chart in enumerate(tab.locator(".stPlotlyChart").all()):
+    for index, chart in enumerate(tab.locator(CHARTS).all()):
         if not chart.is_visible():  # in a tab not open, an expander closed
             continue
         if backgrounds:
             chart.scroll_into_view_if_needed()
-        texts = tab.evaluate(CHART_TEXTS_JS, index)
+        texts = [t | {"chart": index} for t in chart.evaluate(CHART_TEXTS_JS)]
         if backgrounds and texts:
             hide = tab.add_style_tag(content=HIDE_CHART_TEXT)
             image = _image(chart.screenshot(animations="disabled"))
