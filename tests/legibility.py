@@ -2,9 +2,10 @@
 
 Each check takes a Playwright page (tab) that has finished drawing (`settle`) and returns a list
 of `Finding`s, empty when the page passes: axe-core's WCAG 2.1 A/AA rules (`axe_findings`), the
-contrast and the size of the text inside plotly charts, which axe can't read
-(`chart_text_contrast`, `chart_text_sizes`), and text cut off by its box (`cut_off_text`).
-A finding names the element and the numbers, so whoever breaks a page can find and fix it.
+contrast and the size of the text inside plotly charts and the app's SVG drawings, which axe
+can't judge (`chart_text_contrast`, `chart_text_sizes`), and text cut off by its box
+(`cut_off_text`). `legibility_findings` runs them all, in every tab of the page. A finding names
+the element and the numbers, so whoever breaks a page can find and fix it.
 """
 
 from __future__ import annotations
@@ -141,7 +142,9 @@ CHART_TEXTS_JS = """(chart) => {
     let alpha = fill[3] * parseFloat(style.fillOpacity);
     for (let e = t; e && e !== chart; e = e.parentElement) alpha *= parseFloat(getComputedStyle(e).opacity);
     const ctm = t.getScreenCTM();
-    out.push({ key: key || '', group: t.closest('g[class]')?.getAttribute('class') || '',
+    out.push({ kind: chart.matches('svg') ? 'drawing' : 'chart', key: key || '',
+               label: (chart.getAttribute('aria-label') || '').slice(0, 40),
+               group: t.closest('g[class]')?.getAttribute('class') || '',
                text: text.slice(0, 40), fill: [fill[0], fill[1], fill[2], alpha],
                box: [box.left - frame.left, box.top - frame.top, box.width, box.height],
                px: parseFloat(style.fontSize) * (ctm ? Math.hypot(ctm.a, ctm.b) : 1) });
@@ -214,8 +217,9 @@ def hex_colour(rgb) -> str:
 
 
 def _where(t: dict) -> str:
-    chart = f"chart {t['chart']}" + (f" ({t['key']})" if t["key"] else "")
-    return f"{chart} g.{t['group'].split()[0] if t['group'] else '?'} text {t['text']!r}"
+    chart = f"{t['kind']} {t['chart']}" + (f' "{t["label"]}…"' if t["label"] else "")
+    chart += f" ({t['key']})" if t["key"] else ""
+    return f"{chart}{' g.' + t['group'].split()[0] if t['group'] else ''} text {t['text']!r}"
 
 
 def chart_text_contrast(tab, minimum: float = MIN_CONTRAST) -> list[Finding]:
