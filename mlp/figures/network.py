@@ -15,6 +15,9 @@ from mlp.figures.style import CLASS_COLORS, NEGATIVE, POSITIVE, base_layout, png
 EDGE_POSITIVE = "rgb({},{},{})".format(*POSITIVE)  # the same colours as the unit maps
 EDGE_NEGATIVE = "rgb({},{},{})".format(*NEGATIVE)
 WIDTH, HEIGHT = 1000, 560  # the drawing's own units; it scales to its column
+# The smaller labels (unit names, counts, the legend) against `font`: at the playground's sizes
+# and a 1280 px screen they draw at 11.5 px (16.8 in projector mode; tests/test_legibility.py).
+SMALL = 0.9
 
 
 def _tile(unit: np.ndarray) -> str:
@@ -86,18 +89,18 @@ def network_svg(
                 )
             if i in (0, columns - 1):  # inputs and outputs are named; hidden units are numbered
                 side, anchor = (-tile / 2 - 6, "end") if i == 0 else (tile / 2 + 6, "start")
-                texts.append(_text(xs[i] + side, y + tile / 2 + font / 3, names[j], font * 0.85, anchor))
+                texts.append(_text(xs[i] + side, y + tile / 2 + font / 3, names[j], font * SMALL, anchor))
         title = "inputs" if i == 0 else "outputs" if i == columns - 1 else f"layer {i}"
         texts.append(_text(xs[i], font * 1.2, title, font, font_weight="600"))
         if widths[i] > len(units):
             texts.append(
-                _text(xs[i], HEIGHT - bottom + 1.3 * font, f"+ {widths[i] - len(units)} more", font * 0.85)
+                _text(xs[i], HEIGHT - bottom + 1.3 * font, f"+ {widths[i] - len(units)} more", font * SMALL)
             )
         elif 0 < i < columns - 1:
-            texts.append(_text(xs[i], HEIGHT - bottom + 1.3 * font, f"{widths[i]} units", font * 0.85))
+            texts.append(_text(xs[i], HEIGHT - bottom + 1.3 * font, f"{widths[i]} units", font * SMALL))
     # Short enough to fit at a large font: a narrow column shows the drawing small.
     legend = "weights: orange +, blue −, thicker = larger · × = a dead unit"
-    texts.append(_text(WIDTH / 2, HEIGHT - 0.4 * font, legend, font * 0.8, fill_opacity="0.85"))
+    texts.append(_text(WIDTH / 2, HEIGHT - 0.4 * font, legend, font * SMALL, fill_opacity="0.85"))
     right = max(WIDTH + 40, xs[-1] + 30 + 3.3 * font)  # room for "class 9" right of the outputs
     return (
         f'<svg viewBox="-40 0 {right + 40:.0f} {HEIGHT}" width="100%" xmlns="http://www.w3.org/2000/svg" '

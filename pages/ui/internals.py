@@ -18,10 +18,11 @@ from inside the `streamlit` package (tests/test_repo.py checks that).
 3. A fragment's browser timer reset from a fragment run (the `auto_rerun` ForwardMsg, with
    the run's fragment id). Streamlit sends `run_every` on full runs only. Breaks: slow panels
    keep the interval they had at Play, so a class's first players redraw every second.
-4. Styles keyed to Streamlit's `data-testid` attributes, where no public key or theme option
-   reaches (the main block's padding, metric sizes, buttons' padding, a stale element's fade,
-   the running icon). Breaks: projector mode's layout and the steady look of a playing page;
-   nothing stops working.
+4. Styles keyed to Streamlit's `data-testid` attributes and classes, where no public key or
+   theme option reaches (the main block's padding, metric sizes, buttons' padding, a stale
+   element's fade, the running icon; the contrast of chart text, primary buttons' labels and
+   code's colours). Breaks: projector mode's layout, the steady look of a playing page, and
+   text contrast (tests/test_legibility.py fails); nothing stops working.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ TEST_IDS = (
     "stElementContainer",
     "stStatusWidgetRunningIcon",
     "stPageLink",
+    "stCode",
 )
 
 
@@ -86,22 +88,54 @@ def set_fragment_timer(fragment_id: str, seconds: float) -> None:
 
 # --- 4. the styles keyed to test ids -------------------------------------------------------------
 
+# Always, in both themes (each page's sidebar draws these with BASE_CSS or PRESENTER_CSS), text
+# at WCAG AA contrast (4.5:1) where no theme option reaches (tests/test_legibility.py measures it):
+# - chart text in the page's own ink: Streamlit's plotly theme greys it in the browser (#808495
+#   on white: 3.7:1), after the figure is built, and one colour can't pass on both the light and
+#   the dark background; the same for a bar's number, drawn above it (textposition "outside");
+#   heatmap numbers keep the colour plotly picks against their cell;
+# - a primary button's label: Streamlit writes it white on the primary colour, 2.3:1 on the dark
+#   theme's light blue (which text needs, in tabs and pills, to read on the dark background);
+# - code's syntax colours: Streamlit's fixed palette (grey comments at 3.6:1, blue keywords at
+#   3.8:1 in light and 4.4:1 in dark, orange and green lower): Okabe-Ito hues, darker in light.
+# light-dark() follows the theme Streamlit gives the app's root (its color-scheme).
+LEGIBLE_CSS = """
+.stPlotlyChart :is(.gtitle, .annotation-text, .legendtext, [class$="title"], [class$="tick"] text),
+.stPlotlyChart .barlayer .point text {
+  fill: currentColor !important;
+}
+button[data-testid^="stBaseButton"][kind="primary"] { color: light-dark(#FFFFFF, #111418); }
+[data-testid="stCode"] code {
+  .token:is(.comment, .prolog, .doctype, .cdata, .punctuation, .unchanged) {
+    color: light-dark(#5F6670, #A3A8B8);
+  }
+  .token:is(.keyword, .tag, .function, .class-name, .selector) { color: light-dark(#0060A0, #56B4E9); }
+  .token:is(.attr-name, .property, .variable) { color: light-dark(#00658A, #7FCFF0); }
+  .token:is(.boolean, .constant, .symbol, .string, .char, .attr-value, .inserted) {
+    color: light-dark(#00734D, #4FCB9A);
+  }
+  .token:is(.number, .regex) { color: light-dark(#00695F, #4FD1C0); }
+  .token:is(.operator, .entity, .decorator, .atrule) { color: light-dark(#A64B00, #F0A44A); }
+  .token.url { color: light-dark(#8A3F78, #E3A3C9); }
+  .token:is(.important, .deleted) { color: light-dark(#B3261E, #FF7B72); }
+}
+"""
+
 # Presenter mode scales the app for the back row (Streamlit sizes text in rem) and trims the
 # chrome above each page's main visual so that it fits a 1280×720 projector's first screen.
-PRESENTER_CSS = """<style>
-html { font-size: 20px; }
-[data-testid="stMainBlockContainer"] { padding: 3.6rem 1.5rem 2rem 1.5rem; }
-[data-testid="stMainBlockContainer"] h1 { font-size: 1.5rem; padding: 0 0 0.3rem 0; }
-[data-testid="stMetricValue"] { font-size: 1.4rem; }
-[data-testid="stMetricLabel"] p { font-size: 0.7rem; }
-button[data-testid^="stBaseButton"] { padding-left: 0.5rem; padding-right: 0.5rem; }
-.stPlotlyChart :is(.gtitle, .annotation-text, .legendtext, [class$="title"], [class$="tick"] text) {
-  fill: currentColor !important;  /* the page's own ink: the chart theme's grey washes out on a projector */
-}
+PRESENTER_CSS = f"""<style>{LEGIBLE_CSS}
+html {{ font-size: 20px; }}
+[data-testid="stMainBlockContainer"] {{ padding: 3.6rem 1.5rem 2rem 1.5rem; }}
+[data-testid="stMainBlockContainer"] h1 {{ font-size: 1.5rem; padding: 0 0 0.3rem 0; }}
+[data-testid="stMetricValue"] {{ font-size: 1.4rem; }}
+[data-testid="stMetricLabel"] p {{ font-size: 0.7rem; }}
+button[data-testid^="stBaseButton"] {{ padding-left: 0.5rem; padding-right: 0.5rem; }}
 </style>"""
 
 # Always: metric values sized so that a loss like 0.0012 or "100.0%" fits its column, never "0.00…".
-BASE_CSS = """<style>[data-testid="stMetricValue"] { font-size: 1.75rem; }</style>"""
+BASE_CSS = f"""<style>{LEGIBLE_CSS}
+[data-testid="stMetricValue"] {{ font-size: 1.75rem; }}
+</style>"""
 
 # While a page plays, its live parts wait their turn in the line, up to seconds when many
 # visitors play. Streamlit fades an element whose redraw is pending and animates its "running"

@@ -1,0 +1,116 @@
+"""Every page legible and accessible, light and dark, normal and projector mode, at 1280×720.
+
+Sixteen views, each visited once, every check run on it in each of its tabs with its expanders
+open (tests/legibility.py): axe-core finds no WCAG 2.1 A/AA violation; the text in plotly
+charts, which axe can't read, has 4.5:1 contrast with what is drawn behind it and is at least
+11 px (16 px in projector mode); and, in light mode, no text is cut off by its box. Then the
+charts that only a run draws (the teacher task's curves, MNIST's probability bars), the same way.
+A failure lists every finding with its element and its numbers.
+"""
+
+import re
+
+import pytest
+
+from tests.conftest import ARTIFACTS
+from tests.legibility import legibility_findings, report, settle
+
+SCREEN = {"width": 1280, "height": 720}
+PAGES = {"home": "", "forward_backward": "forward_backward", "playground": "playground", "mnist": "mnist"}
+VIEWS = [
+    pytest.param(page, scheme, projector, id=f"{page}-{scheme}-{'projector' if projector else 'normal'}")
+    for page in PAGES
+    for scheme in ("light", "dark")
+    for projector in (False, True)
+]
+
+
+@pytest.fixture
+def screen(browser, request):
+    """A visitor's tab at 1280×720 in the view's colour scheme; a screenshot if the test fails."""
+    scheme = request.node.callspec.params["scheme"]
+    context = browser.new_context(viewport=SCREEN, color_scheme=scheme)
+    tab = context.new_page()
+    tab.set_default_timeout(90_000)
+    yield tab
+    report_call = getattr(request.node, "report_call", None)
+    if report_call is not None and report_call.failed:
+        tab.screenshot(path=str(ARTIFACTS / f"FAILED-{request.node.name}.png"))
+    context.close()
+
+
+def assert_legible(tab, projector: bool, scheme: str, every_tab: bool = True) -> None:
+    findings = legibility_findings(tab, projector, cut_off=scheme == "light", every_tab=every_tab)
+    assert not findings, f"{len(findings)} findings:\n{report(findings)}"
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize(("page", "scheme", "projector"), VIEWS)
+def test_the_page_is_legible_and_accessible(screen, app_url, page, scheme, projector):
+    screen.goto(f"{app_url}/{PAGES[page]}" + ("?present=1" if projector else ""))
+    settle(screen)
+    assert_legible(screen, projector, scheme)  # cut-off text only in light: a box cuts alike in both
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_teacher_tasks_curves_are_legible_in_projector_mode(screen, app_url, scheme):
+    screen.goto(f"{app_url}/forward_backward?present=1&input=teacher")
+    settle(screen)
+    screen.get_by_role("button", name="Train the student").click()
+    screen.locator(".st-key-fb_teacher_chart .stPlotlyChart").wait_for()
+    settle(screen)
+    assert_legible(screen, projector=True, scheme=scheme, every_tab=False)  # the tabs: the views above
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_mnists_probability_bars_are_legible_in_projector_mode(screen, app_url, scheme):
+    screen.goto(f"{app_url}/mnist?present=1&epochs=1&bs=128&device=cpu")
+    settle(screen)
+    screen.get_by_role("button", name="Start").click()
+    screen.get_by_test_id("stProgress").get_by_text(re.compile(r"\bdone\b")).wait_for()
+    screen.get_by_role("tab", name="Try it").click()
+    screen.locator(".st-key-mn_pick_bars .stPlotlyChart").wait_for()
+    settle(screen)
+    assert_legible(screen, projector=True, scheme=scheme, every_tab=False)  # the tabs: the views above
+
+
+# --- the checkers themselves, on a page made for them ---------------------------------------------
+
+CUT = "A sentence far too long for the narrow box it is put in"
+CHECKER_PAGE = f"""<body style="margin: 0; font: 16px sans-serif">
+<div id="cut" style="width: 80px; overflow: hidden; white-space: nowrap">{CUT}</div>
+<div id="dots" style="width: 80px; overflow: hidden; white-space: nowrap; text-overflow: ellipsis">{CUT}</div>
+<div style="width: 500px; overflow: hidden; white-space: nowrap">It fits</div>
+<pre style="width: 80px; overflow-x: auto">a_code_line_that_scrolls_on_purpose()</pre>
+<span style="position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0)">{CUT}</span>
+<div style="display: none"><div style="width: 80px; overflow: hidden">{CUT}</div></div>
+<div style="visibility: hidden; width: 80px; overflow: hidden; white-space: nowrap">{CUT}</div>
+<div style="position: absolute; left: -9999px; width: 80px; overflow: hidden; white-space: nowrap">{CUT}</div>
+<button>Load…</button>
+<div class="stPlotlyChart" style="width: 300px; height: 80px">
+  <svg class="main-svg" width="300" height="80">
+    <rect x="150" y="0" width="150" height="80" fill="#000000"></rect>
+    <g class="xtick"><text x="10" y="30" style="font-size: 10px; fill: #808495">grey</text></g>
+    <g class="ytick"><text x="10" y="60" style="font-size: 14px; fill: #1F2328">ink</text></g>
+    <g class="heatmap-label"><text x="170" y="40" style="font-size: 14px; fill: #FFFFFF">cell</text></g>
+  </svg>
+</div></body>"""
+
+
+@pytest.mark.browser
+def test_the_checkers_find_what_is_wrong_and_nothing_else(browser):
+    from tests.legibility import chart_text_contrast, chart_text_sizes, cut_off_text
+
+    context = browser.new_context(viewport=SCREEN)
+    tab = context.new_page()
+    try:
+        tab.set_content(CHECKER_PAGE)
+        cut = [(f.target, f.detail.split("'")[1]) for f in cut_off_text(tab)]
+        assert cut == [("div", CUT), ("div", CUT), ("button", "Load…")], cut
+        assert [f.target for f in chart_text_contrast(tab)] == ["chart 0 g.xtick text 'grey'"]
+        assert "3.72:1" in chart_text_contrast(tab)[0].detail  # white text on the black cell passes
+        assert [f.detail for f in chart_text_sizes(tab, 11)] == ["10.0 px < 11 px"]
+    finally:
+        context.close()
