@@ -2,7 +2,7 @@
 
 Serves the app on 127.0.0.1 (the MNIST cache left empty, so the page shows the bundled
 sample and no path of this machine), drives each page in headless Chromium to a state worth
-showing, and writes docs/screenshots/*.png at 1400×900.
+showing, and writes docs/screenshots/*.png at 1400×900, and the tour's first three stops at 1280×720.
 """
 
 from __future__ import annotations
@@ -10,7 +10,10 @@ from __future__ import annotations
 import re
 import tempfile
 from pathlib import Path
+from urllib.parse import urlencode
 
+from mlp.curriculum.tour import HOW_AN_MLP_LEARNS
+from pages.ui.shell import PRESENT
 from tests.harness import chromium, serve_app, wait_for_app
 
 OUT = Path(__file__).parent / "screenshots"
@@ -51,8 +54,7 @@ def main() -> None:
         for _ in range(3):
             tab.get_by_role("button", name="Epoch", exact=True).click()
             wait_for_app(tab)
-        heading = tab.get_by_role("heading", name=re.compile("^The network"))
-        heading.evaluate("h => h.scrollIntoView({block: 'start'})")
+        tab.locator(".st-key-pg_network").scroll_into_view_if_needed()
         wait_for_app(tab)
         tab.screenshot(path=str(OUT / "network.png"))
 
@@ -64,7 +66,32 @@ def main() -> None:
         tab.screenshot(path=str(OUT / "mnist.png"))
         tab.get_by_text("First-layer weights").scroll_into_view_if_needed()
         tab.screenshot(path=str(OUT / "mnist-weights.png"))
+        tour_stops(browser, url)
     print(f"wrote {', '.join(sorted(p.name for p in OUT.glob('*.png')))} to {OUT}")
+
+
+def tour_stops(browser, url: str) -> None:
+    """The guided tour's first three stops as a class sees them: 1280×720, projector mode."""
+    tab = browser.new_context(viewport={"width": 1280, "height": 720}).new_page()
+    tab.set_default_timeout(120_000)
+    for number in (1, 2, 3):
+        stop = HOW_AN_MLP_LEARNS.stops[number - 1]
+        tab.goto(f"{url}/{stop.page}?" + urlencode(HOW_AN_MLP_LEARNS.link(number) | {PRESENT: "1"}))
+        tab.locator(".st-key-tour_card").get_by_text(stop.title).wait_for()
+        wait_for_app(tab, heading=None, title=False)
+        if number == 2:  # into backprop: dz2 = (P - Y)/N
+            tab.keyboard.press("ArrowRight")
+            tab.get_by_text("Step 7 of").wait_for()
+        if number == 3:  # XOR with no hidden layer: Play for 40 steps, at the stop's pace 8 s
+            tab.keyboard.press("Space")
+            canvas = tab.locator("canvas[data-step]").first
+            for _ in range(300):  # bounded: a minute at most
+                if int(canvas.get_attribute("data-step") or 0) >= 40:
+                    break
+                tab.wait_for_timeout(200)
+            tab.keyboard.press("Space")
+        wait_for_app(tab, heading=None, title=False)
+        tab.screenshot(path=str(OUT / f"tour-{number}.png"))
 
 
 if __name__ == "__main__":

@@ -63,7 +63,7 @@ data = dataset()
 views.data_banner(data, dataset.clear)
 if not ui.presenter():  # a secondary panel: the run comes first on a projector
     with st.expander("Example digits, ten of each class"):
-        st.image(views.examples(data, data.source, data.n_train), width=420, clamp=True)
+        st.image(views.examples(data, data.source, data.n_train), width=420, clamp=True, alt="Example digits")
 
 # --- settings (sidebar) ------------------------------------------------------------------------
 with st.sidebar:

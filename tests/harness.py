@@ -112,9 +112,11 @@ def chromium() -> Iterator:
             browser.close()
 
 
-def wait_for_app(tab, heading: str | None = None) -> None:
-    """Wait until the page's title is drawn and Streamlit has stopped running the script."""
-    tab.wait_for_selector('[data-testid="stMain"] h1', state="visible")
+def wait_for_app(tab, heading: str | None = None, title: bool = True) -> None:
+    """Wait until the page's title is drawn (unless `title` is False: a tour's stop in projector
+    mode has none) and Streamlit has stopped running the script."""
+    if title:
+        tab.wait_for_selector('[data-testid="stMain"] h1', state="visible")
     if heading:
         tab.get_by_role("heading", name=heading).first.wait_for(state="visible")
     quiet = 0

@@ -37,6 +37,12 @@ def _categories(matrix: np.ndarray) -> dict:
     return {"colorscale": scale, "zmin": -0.5, "zmax": len(colors) - 0.5, "showscale": False}
 
 
+# RdBu's and Blues' lighter tints only: dark numbers read at ≥ 5:1 on every cell, in either theme.
+DIVERGING = [[0.0, "#4393C3"], [0.25, "#92C5DE"], [0.5, "#F7F7F7"], [0.75, "#F4A582"], [1.0, "#D6604D"]]
+SEQUENTIAL = [[0.0, "#F7FBFF"], [1.0, "#4292C6"]]
+NUMBER_INK = "#111418"
+
+
 def tensor_heatmap(
     value: np.ndarray,
     name: str,
@@ -69,7 +75,7 @@ def tensor_heatmap(
     unit_interval = lo >= 0 and hi <= 1
     heat: dict = {
         "z": shown,
-        "colorscale": [[0, "#f7fbff"], [1, "#08519c"]] if unit_interval else "RdBu_r",
+        "colorscale": SEQUENTIAL if unit_interval else DIVERGING,
         "showscale": True,
         "colorbar": {"thickness": 12, "len": 0.9, "nticks": 4},  # a few labels that never overlap
         "hovertemplate": f"{name}[%{{y}}, %{{x}}] = %{{text}}<extra></extra>",
@@ -92,7 +98,7 @@ def tensor_heatmap(
             "hovertemplate": f"{name}[%{{y}}, %{{x}}] = %{{customdata}}<extra></extra>",
             "text": np.vectorize(lambda v: number_text(v, ".0f" if discrete else ".2f"))(shown),
             "texttemplate": "%{text}",
-            "textfont": {"size": size},
+            "textfont": {"size": size, "color": NUMBER_INK},
         }
         heat["showscale"] = heat["showscale"] and scale_with_numbers
     shape = "×".join(str(s) for s in full.shape) or "scalar"

@@ -48,6 +48,7 @@ TEST_IDS = (
     "stStatusWidgetRunningIcon",
     "stPageLink",
     "stCode",
+    "stCaptionContainer",
 )
 
 
@@ -105,6 +106,8 @@ LEGIBLE_CSS = """
   fill: currentColor !important;
 }
 button[data-testid^="stBaseButton"][kind="primary"] { color: light-dark(#FFFFFF, #111418); }
+.katex-display { overflow: visible !important; }  /* KaTeX's italic overhang made it a scroll box */
+[data-testid="stCaptionContainer"] code { color: inherit; }  /* the caption's own ink, 4.5:1 */
 [data-testid="stCode"] code {
   .token:is(.comment, .prolog, .doctype, .cdata, .punctuation, .unchanged) {
     color: light-dark(#5F6670, #A3A8B8);

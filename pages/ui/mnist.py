@@ -88,7 +88,10 @@ def evaluation(session: MnistSession, data: MnistData) -> None:
             "scale: the strokes each unit looks for (orange adds, blue subtracts)."
         )
         # Eight to a row on a projector: a tile of 28 pixels stays large enough to see its strokes.
-        st.image(neurons_image(tiles, per_row=8 if presenter() else 16, pixels=3, bottom_up=False))
+        st.image(
+            neurons_image(tiles, per_row=8 if presenter() else 16, pixels=3, bottom_up=False),
+            alt="First-layer weights: one 28×28 tile per unit",
+        )
         st.caption(
             f"Neighbouring pixels agree at {neighbour_correlation(tiles):.2f} on average "
             "(random static: 0; smooth strokes: near 1)."
@@ -102,13 +105,13 @@ def mistakes_it_was_surest_about(ev, data: MnistData) -> None:
     grid = st.container(horizontal=True, gap="medium")
     for m in ev.mistakes(data.y_test, limit=16):
         cell = grid.container(width=150 if presenter() else 120, gap=None)
-        cell.image(data.x_test[m["index"]], width=112)
+        cell.image(data.x_test[m["index"]], width=112, alt="A test digit the model got wrong")
         cell.caption(f"{m['true']} → " + " · ".join(f"{c}: {p:.0%}" for c, p in m["top3"]))
 
 
 def guess(model, digit, caption: str, key: str) -> None:
     """The 28×28 digit the network is shown, and its probability for each class."""
-    st.image(digit, width=84, caption=caption)
+    st.image(digit, width=84, caption=caption, alt="The digit as the model sees it, 28×28")
     chart(probability_bars(predict(model, digit)), key=key)
 
 

@@ -81,10 +81,11 @@ def network_view(run: Playground) -> NetworkPicture:
     """TensorFlow Playground's picture of the network as it trains, sized to read in its column."""
     picture = network_picture(run)
     svg = network_svg(picture.widths, picture.maps, picture.weights, picture.dead, picture.labels,
-                      font=42.0 if presenter() else 32.0)  # fmt: skip
+                      font=44.0 if presenter() else 32.0)  # fmt: skip
     # Never narrower than NETWORK_MIN_PX: a phone scrolls it sideways rather than shrink its labels.
     st.markdown(
-        f'<div style="overflow-x: auto"><div style="min-width: {NETWORK_MIN_PX}px">{svg}</div></div>',
+        f'<div style="overflow-x: auto" tabindex="0" role="region" aria-label="The network view">'
+        f'<div style="min-width: {NETWORK_MIN_PX}px">{svg}</div></div>',
         unsafe_allow_html=True,
     )
     return picture
