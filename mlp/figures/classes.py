@@ -31,7 +31,6 @@ def confusion_figure(matrix: np.ndarray, height: int = 300) -> go.Figure:
         "text": np.where(matrix == 0, "", matrix.astype(str)),
         "texttemplate": "%{text}",
         "textfont": {"size": 16},
-        "cliponaxis": False,  # a 100% label above its bar, past the axis
         "hovertemplate": "true %{y}, predicted %{x}: %{z}<extra></extra>",
     }
     layout = layout_dict(height)
