@@ -17,7 +17,7 @@ Layers; arrows point down (tests/test_repo.py checks it):
     figures/          plotly figures and SVG from plain arrays: no training, no settings
     lessons/          one model per page: its settings, its batch or points, what it shows
     runs/             a visitor's runs: the playground's frames, MNIST jobs, what a run shows
-    curriculum/       the lessons, the challenges, the teacher task
+    curriculum/       the lessons, the challenges, the guided tour, the teacher task
 """
 
 __version__ = "0.1.0"

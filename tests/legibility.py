@@ -46,10 +46,11 @@ CHARTS_DRAWN_JS = """() => [...document.querySelectorAll('.stPlotlyChart')]
   .every((chart) => chart.querySelector('svg.main-svg text, svg.main-svg .plot'))"""
 
 
-def settle(tab, heading: str | None = None) -> None:
-    """Wait until the page's script has stopped running, its title shows and every plotly chart
-    on it has drawn its SVG; then until the fonts are loaded."""
-    wait_for_app(tab, heading=heading)
+def settle(tab, heading: str | None = None, title: bool = True) -> None:
+    """Wait until the page's script has stopped running, its title shows (a tour's stop in
+    projector mode has none: `title` False) and every plotly chart on it has drawn its SVG; then
+    until the fonts are loaded."""
+    wait_for_app(tab, heading=heading, title=title)
     tab.wait_for_function(CHARTS_DRAWN_JS)
     tab.evaluate("() => document.fonts.ready.then(() => true)")
     tab.wait_for_function("() => !document.querySelector('[data-testid=\"stSkeleton\"]')")

@@ -76,6 +76,40 @@ def test_mnists_probability_bars_are_legible_in_projector_mode(screen, app_url, 
     assert_legible(screen, projector=True, scheme=scheme, every_tab=False)  # the tabs: the views above
 
 
+PHONE = {"width": 390, "height": 844}
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("page", list(PAGES))
+def test_every_page_reads_on_a_phone(browser, app_url, page):
+    """390×844: the same checks, nothing cut off, on every page (its first screen: test_presenter)."""
+    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
+    tab = context.new_page()
+    tab.set_default_timeout(90_000)
+    try:
+        tab.goto(f"{app_url}/{PAGES[page]}")
+        settle(tab)
+        findings = legibility_findings(tab, projector=False, cut_off=True, every_tab=True)
+        if findings:
+            tab.screenshot(path=str(ARTIFACTS / f"FAILED-phone-{page}.png"), full_page=True)
+        assert not findings, f"{len(findings)} findings:\n{report(findings)}"
+    finally:
+        context.close()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_tour_stop_is_legible_in_projector_mode(screen, app_url, scheme):
+    from urllib.parse import urlencode
+
+    from mlp.curriculum.tour import HOW_AN_MLP_LEARNS
+
+    screen.goto(f"{app_url}/playground?" + urlencode(HOW_AN_MLP_LEARNS.link(4) | {"present": "1"}))
+    screen.locator(".st-key-tour_card").wait_for()
+    settle(screen, title=False)
+    assert_legible(screen, projector=True, scheme=scheme, every_tab=False)
+
+
 # --- the checkers themselves, on a page made for them ---------------------------------------------
 
 CUT = "A sentence far too long for the narrow box it is put in"

@@ -13,6 +13,7 @@ pad       the digit drawing pad
 plane     the 2D playground's plane and its numbers, drawn on a canvas
 frames    the route a playing plane fetches its frames from (not through Streamlit reruns)
 internals everything taken from Streamlit beyond its public API, each with why and what breaks
+tour      a guided tour's card: where the class is, what to say, → and ← to move, the outline
 """
 
 from pages.ui.controls import (
