@@ -33,7 +33,7 @@ with st.container(key="home_picture"):  # a picture in the first screen, even on
     st.plotly_chart(toy_gallery(gallery()), config={"displayModeBar": False, "staticPlot": True})
 st.html(WRAPPING_LINKS_CSS)  # a lesson's or a challenge's whole title, on as many lines as it takes
 for tour in TOURS.values():  # a class in one link: → and ← move it along, the link keeps its place
-    st.page_link(
+    st.container(key=f"home_tour_links_{tour.key}").page_link(
         f"pages/{tour.stops[0].page}.py", icon=":material/tour:", query_params=tour.link(1) | {LOAD: "1"},
         label=f"**Guided tour: {tour.title}** — {len(tour.stops)} stops, {tour.minutes} minutes; "
         "→ and ← move through it",

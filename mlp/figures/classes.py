@@ -24,13 +24,13 @@ def confusion_figure(matrix: np.ndarray, height: int = 300) -> go.Figure:
         "x": labels,
         "y": labels,
         "zmin": 0,
-        "colorscale": [[0, "#E4ECF3"], [1, "#0072B2"]],
+        "colorscale": [[0, "#E4ECF3"], [1, "#4292C6"]],  # dark counts read at ≥ 5:1 on every cell
         "xgap": 1,
         "ygap": 1,
         "showscale": False,
         "text": np.where(matrix == 0, "", matrix.astype(str)),
         "texttemplate": "%{text}",
-        "textfont": {"size": 16},
+        "textfont": {"size": 16, "color": "#111418"},
         "hovertemplate": "true %{y}, predicted %{x}: %{z}<extra></extra>",
     }
     layout = layout_dict(height)

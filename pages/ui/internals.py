@@ -106,6 +106,7 @@ LEGIBLE_CSS = """
   fill: currentColor !important;
 }
 button[data-testid^="stBaseButton"][kind="primary"] { color: light-dark(#FFFFFF, #111418); }
+button[data-testid^="stBaseButton"][kind="primary"] kbd { color: inherit !important; opacity: 1 !important; }
 .katex-display { overflow: visible !important; }  /* KaTeX's italic overhang made it a scroll box */
 [data-testid="stCaptionContainer"] code { color: inherit; }  /* the caption's own ink, 4.5:1 */
 [data-testid="stCode"] code {
