@@ -164,6 +164,14 @@ def test_a_stop_on_another_page_opens_that_page():
     assert not at.exception
 
 
+def test_the_mnist_stop_trains_at_a_class_pace():
+    number = next(n for n, stop in enumerate(TOUR_STOPS, 1) if stop.page == "mnist")
+    at = open_page("pages/mnist.py", HOW_AN_MLP_LEARNS.link(number))
+    settings = at.session_state["mn_settings"]
+    assert settings.pace == mn.CLASS and settings.epochs * mn.CLASS_EPOCH_SECONDS >= 10
+    assert TOUR_STOPS[number - 1].say in markdown(at) and not at.exception
+
+
 def test_an_unknown_tour_is_a_note_and_the_page_as_usual():
     at = open_page("pages/playground.py", {TOUR: "<b>no-such</b>", STOP: "2"})
     notes = "\n".join(w.value for w in at.warning) + "\n".join(c.value for c in at.caption)
