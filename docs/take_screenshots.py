@@ -55,6 +55,7 @@ def main() -> None:
             tab.get_by_role("button", name="Epoch", exact=True).click()
             wait_for_app(tab)
         tab.locator(".st-key-pg_network").scroll_into_view_if_needed()
+        tab.mouse.move(0, 0)  # no tooltip left over from the last click
         wait_for_app(tab)
         tab.screenshot(path=str(OUT / "network.png"))
 
