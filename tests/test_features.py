@@ -2,6 +2,7 @@
 width, both engines, the link, and the sidebar's control."""
 
 import json
+import re
 from dataclasses import asdict
 
 import numpy as np
@@ -15,6 +16,7 @@ from mlp.lessons.playground import Settings, from_query, from_widgets, make_poin
 from mlp.runs.network_view import network_picture
 from mlp.runs.playground import Playground, current_run
 from tests.conftest import open_page
+from tests.harness import plane_metric, shoot, wait_for_app
 
 CIRCLES = {"kind": "circles", "n": 200, "classes": 2, "hidden": (), "lr": 0.03, "epochs": 100}
 
@@ -133,3 +135,30 @@ def test_the_sidebar_control_changes_the_networks_input_width():
     run = at.session_state["pg_run"]
     assert run.model.config.d_in == 5 and run.settings.features == ("x1sq", "x2sq", "sinx1")
     assert at.query_params["feat"] in ("x1sq-x2sq-sinx1", ["x1sq-x2sq-sinx1"])
+
+
+def network_inputs_shown(page) -> list[str]:
+    """The network view's input units' labels, as the SVG draws them (right-aligned, left column)."""
+    return page.locator('.st-key-pg_network svg text[text-anchor="end"]').all_text_contents()
+
+
+@pytest.mark.browser
+def test_the_lessons_squares_are_input_units_in_the_network_view(page, app_url):
+    from playwright.sync_api import expect
+
+    page.goto(f"{app_url}/playground?lesson=circle-features")
+    wait_for_app(page, heading="2D playground")
+    page.locator(".st-key-pg_network svg").wait_for()
+    assert network_inputs_shown(page) == ["x1", "x2"]
+    page.get_by_role("button", name="Add the inputs x1² and x2²").click()
+    page.wait_for_url(re.compile(r"feat=x1sq-x2sq"))
+    wait_for_app(page)
+    epoch = plane_metric(page, "Epoch")
+    for n in range(1, 4):
+        page.get_by_role("button", name=re.compile(r"^Epoch\b")).click()
+        expect(epoch).to_have_text(str(n))  # waits on the page's own counter
+    wait_for_app(page)
+    expect(page.locator(".st-key-pg_network svg text").filter(has_text="x2²")).to_have_count(1)
+    assert network_inputs_shown(page) == ["x1", "x2", "x1²", "x2²"]
+    assert page.locator('[data-testid="stException"]').count() == 0
+    shoot(page, "playground-features.png")
