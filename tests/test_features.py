@@ -105,6 +105,15 @@ def test_the_weights_file_records_the_features():
     assert files["points.csv"].splitlines()[0] == "x1,x2,label"  # the points themselves, 2D
 
 
+def test_challenges_count_the_features_weights_and_the_circles_one_refuses_them():
+    from mlp.curriculum.challenges import CHALLENGES
+
+    squares = Settings(kind="circles", n=400, classes=2, hidden=(), lr=0.03, features=("x1sq", "x2sq"))
+    assert "derived features" in CHALLENGES["circles-4"].problem(squares)
+    spiral = Settings(kind="spiral", classes=3, hidden=(12,), epochs=1000, features=NAMES)
+    assert "now 135" in CHALLENGES["spiral-100"].problem(spiral)  # (7 + 1) · 12 + (12 + 1) · 3
+
+
 def test_features_need_a_new_network():
     run = current_run(None, Settings(**CIRCLES))
     assert current_run(run, Settings(**CIRCLES, features=("x1sq",))) is not run
