@@ -184,6 +184,7 @@ LINKS = [
     Case("pg-batch-negative", PLAYGROUND, r"bs=-1 .*between 0 and 512", {"bs": "-1"}),
     Case("pg-seed-2-40", PLAYGROUND, r"seed=1099511627776 .*between 0 and", {"seed": str(2**40)}),
     Case("pg-engine-unknown", PLAYGROUND, r"engine=gpu .*must be one of", {"engine": "gpu"}),
+    Case("pg-features-unknown", PLAYGROUND, r"feat=.*features must be some of", {"feat": "x3sq-" + SCRIPT}),
     Case(
         "pg-lesson-unknown",
         PLAYGROUND,

@@ -107,6 +107,24 @@ def test_xor_needs_a_hidden_layer_on_five_seeds():
     holds_on_seeds(xor_needs_a_hidden_layer)
 
 
+def circles_need_squares_or_a_hidden_layer(k: int) -> list[str]:
+    lesson = LESSONS["circle-features"]
+    flat, squared = trained(lesson.setup, k=k), trained(lesson.compare[0][1], k=k)
+    assert squared.model.config.d_in == 4 and squared.settings.hidden == ()
+    line, circle = last(flat).val_acc, last(squared).val_acc
+    # measured: x1, x2 only 0.475 0.550 0.575 0.438 0.537; with x1², x2² 1.000 0.988 0.975 0.975 1.000
+    return [f"line {line:.3f}"] * (line >= 0.70) + [f"with x1², x2² {circle:.3f}"] * (circle < 0.95)
+
+
+def test_circles_need_squares_or_a_hidden_layer():
+    assert circles_need_squares_or_a_hidden_layer(0) == []
+
+
+@pytest.mark.slow
+def test_circles_need_squares_or_a_hidden_layer_on_five_seeds():
+    holds_on_seeds(circles_need_squares_or_a_hidden_layer)
+
+
 def depth_beats_width_early(k: int) -> list[str]:
     lesson = LESSONS["width-depth"]
     wide, deep = trained(lesson.setup, k=k), trained(lesson.compare[0][1], k=k)

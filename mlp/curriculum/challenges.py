@@ -13,6 +13,7 @@ from itertools import pairwise
 from typing import Any
 
 from mlp.curriculum.catalogue import Setup, playground_setup
+from mlp.data.features import input_width
 from mlp.lessons import mnist as mn
 from mlp.lessons import playground as pg
 
@@ -124,7 +125,7 @@ def _all(*rules: Callable[[Any], str | None]) -> Callable[[Any], str | None]:
 
 
 def _playground_params(settings: pg.Settings) -> int:
-    return parameter_count([2, *settings.hidden, settings.classes])
+    return parameter_count([input_width(settings.features), *settings.hidden, settings.classes])
 
 
 CIRCLES = playground_setup(kind="circles", n=400, noise=0.1, classes=2, hidden=(8,), lr=0.03, epochs=300)
@@ -149,6 +150,11 @@ def _at_most_parameters(count: Callable[[Any], int], limit: int) -> Callable[[An
     return rule
 
 
+def _lines_only(settings: pg.Settings) -> str | None:
+    """The circles challenge asks for lines that fence the circle in: x1² + x2² would do it alone."""
+    return "use only x1 and x2 as inputs (no derived features)." if settings.features else None
+
+
 def _sgd(settings: pg.Settings) -> str | None:
     return None if settings.optimizer == "sgd" else "use plain SGD (the optimizer 'sgd')."
 
@@ -166,13 +172,14 @@ CHALLENGES: dict[str, Challenge] = {
         Challenge(
             "circles-4",
             "playground",
-            "Separate the circles with at most 4 hidden units in all: test accuracy ≥ 95%.",
+            "Separate the circles with at most 4 hidden units in all, on x1 and x2 alone: test "
+            "accuracy ≥ 95%.",
             "How many straight lines does it take to fence in the inner circle?",
             CIRCLES,
             _variant(CIRCLES, hidden=(4,), activation="relu"),
             "test_acc",
             0.95,
-            rules=_all(_same_data(CIRCLES), _at_most_units(4)),
+            rules=_all(_same_data(CIRCLES), _at_most_units(4), _lines_only),
         ),
         Challenge(
             "spiral-sgd",

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mlp.data import KINDS, MAX_CLASSES, Points, class_count, make_2d, split
+from mlp.data.features import LABELS, NAMES, ordered
 from mlp.links import settings as form
 from mlp.links.settings import LinkNote, Spec, WidthLimits, setting
 from mlp.train import ENGINES, TrainConfig, engine_problem
@@ -27,7 +28,7 @@ SPEEDS = (1, 2, 3, 5, 10, 20, 30, 50, 100, 200, 500, 1000, 2000)  # the speed co
 CLASS_PACE = 3  # steps a second at which a class sees the default spiral's boundary form (10-23 s)
 LEGACY_SPEED = "speed"  # links before speed was steps a second carried steps a frame, 10 frames a second
 DATA_FIELDS = ("kind", "n", "noise", "classes", "test_fraction", "data_seed")
-MODEL_FIELDS = ("hidden", "activation", "init", "dropout", "seed")
+MODEL_FIELDS = ("features", "hidden", "activation", "init", "dropout", "seed")
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,12 @@ class Settings:
     classes: int = setting(3, Spec("classes", 2, MAX_CLASSES, label="Classes", section=DATA))  # or 2
     test_fraction: float = setting(0.2, Spec("test", 0.1, 0.5, step=0.05, label="Test share", section=DATA))
     data_seed: int = setting(0, form.SEED.like(key="dseed", label="Data seed", section=DATA))
+    features: tuple[str, ...] = setting(
+        (),
+        Spec("feat", choices=NAMES, many=True, label="Input features (besides x1, x2)", names=LABELS,
+             section=form.NETWORK, help="More inputs computed from each point, TensorFlow Playground's: "
+             "with x1² and x2² a network with no hidden layer draws circles."),
+    )  # fmt: skip
     hidden: tuple[int, ...] = setting((32, 32), form.HIDDEN.like(widths=WIDTHS))
     activation: str = setting("relu", form.ACTIVATION)
     init: str = setting("kaiming", form.INIT)
@@ -84,6 +91,7 @@ class Settings:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "hidden", tuple(int(h) for h in self.hidden))
+        object.__setattr__(self, "features", ordered(self.features))
         form.check(self, SPECS)
         if class_count(self.kind, self.classes) != self.classes:
             raise ValueError(f"'{self.kind}' has 2 classes; use blobs or spiral for more.")

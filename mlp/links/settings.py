@@ -82,6 +82,7 @@ class Spec:
     low: float | None = None
     high: float | None = None
     choices: tuple[str, ...] | None = None
+    many: bool = False  # a tuple of distinct choices (a multiselect), not one of them
     step: float | None = None  # a slider's or number input's step
     stops: tuple[float, ...] | None = None  # a select-slider's values (a link may bring one in between)
     zero_last: bool = False  # among the stops, 0 means "all" and sorts after the largest
@@ -109,9 +110,11 @@ class Spec:
     @property
     def kind(self) -> str:
         """The widget that shows it: text (hidden widths), select, radio, toggle (yes or no),
-        stops (a select-slider), slider or number."""
+        multiselect (several choices), stops (a select-slider), slider or number."""
         if self.widths is not None:
             return "text"
+        if self.choices is not None and self.many:
+            return "multiselect"
         if self.choices is not None:
             return self.widget or ("toggle" if set(self.choices) == {False, True} else "select")
         if self.stops is not None:
@@ -128,6 +131,10 @@ class Spec:
         """Why a value is not allowed (in words that never repeat the value), or None."""
         if self.widths is not None:
             return self.widths.problem(value)
+        if self.many:
+            if any(v not in self.choices for v in value) or len(set(value)) < len(value):
+                return f"must be some of {', '.join(self.choices)}, each once, joined by '-', or none"
+            return None
         if self.choices is not None:
             return None if value in self.choices else f"must be one of {', '.join(map(str, self.choices))}"
         if isinstance(value, float) and not math.isfinite(value):
@@ -223,6 +230,8 @@ def to_query(settings: Any, specs: Mapping[str, Spec]) -> dict[str, str]:
         value = getattr(settings, f.name)
         if specs[f.name].widths is not None:
             text = "-".join(str(w) for w in value) or "none"
+        elif specs[f.name].many:
+            text = "-".join(value) or "none"
         elif isinstance(value, float):
             text = repr(value)
         else:
@@ -234,6 +243,8 @@ def to_query(settings: Any, specs: Mapping[str, Spec]) -> dict[str, str]:
 def _parse(default: Any, text: str, spec: Spec) -> Any:
     if spec.widths is not None:
         return spec.widths.parse(text)
+    if spec.many:  # "x1sq-x2sq" (or with commas); "none" or nothing for none
+        return tuple(p for p in re.split(r"[\s,;-]+", text.strip()) if p and p.lower() != "none")
     if isinstance(default, bool):
         if text.lower() not in ("true", "false", "1", "0"):
             raise ValueError(text)
@@ -295,6 +306,8 @@ def widget_values(settings: Any, prefix: str, specs: Mapping[str, Spec]) -> dict
     state = {}
     for name, value in asdict(settings).items():
         state[prefix + name] = WidthLimits.text(value) if specs[name].widths else value
+        if specs[name].many:
+            state[prefix + name] = list(value)  # a multiselect's value is a list
     return state
 
 
@@ -317,6 +330,8 @@ def from_widgets(
             except ValueError as err:
                 problems.append(err)
                 values[name] = getattr(fallback, name)
+        if spec.many:
+            values[name] = tuple(values[name])
     if fix is not None:
         fix(values)
     try:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from mlp.data.features import input_labels, with_features
 from mlp.device import torch_threads
 from mlp.lessons.playground import SMALL_NET_THREADS
 from mlp.runs.playground import PlaneGrid, Playground
@@ -22,7 +23,7 @@ MAX_UNITS = 16  # units drawn per layer; the rest are counted
 class NetworkPicture:
     """Layers from the inputs to the outputs; in each, the first `MAX_UNITS` units."""
 
-    widths: list[int]  # every layer's true width: [2, h1, ..., K]
+    widths: list[int]  # every layer's true width: [2 + features, h1, ..., K]
     maps: list[np.ndarray]  # per layer, (shown, r, r): each shown unit's output over the plane
     weights: list[np.ndarray]  # per pair of layers, (shown_out, shown_in): the weights between them
     dead: list[np.ndarray]  # per layer, (shown,) bool: ReLU units that are 0 for every training point
@@ -35,22 +36,22 @@ def network_picture(run: Playground, max_units: int = MAX_UNITS) -> NetworkPictu
     with run.lock, eval_mode(run.model, run.settings.dropout > 0), torch_threads(SMALL_NET_THREADS):
         grid = run.neuron_grid
         r = grid.res
-        outputs = run.model.activations(grid.points)  # hidden layers, then the logits
+        outputs = run.model.activations(grid.inputs)  # hidden layers, then the logits
         outputs[-1] = torch.softmax(outputs[-1], dim=1)  # the output units: each class's probability
-        train = run.model.activations(torch.from_numpy(run.points.X_train))[:-1]
+        train = run.model.activations(torch.from_numpy(run.inputs.X_train))[:-1]
         weights = [layer.weight.detach().cpu().numpy() for layer in run.model.layers]
-    widths = [2, *(a.shape[1] for a in outputs)]
+    widths = [grid.inputs.shape[1], *(a.shape[1] for a in outputs)]
     shown = [min(w, max_units) for w in widths]
-    maps = [grid.points.T.reshape(2, r, r).numpy()]
+    maps = [grid.inputs.T.reshape(widths[0], r, r).numpy()]  # the inputs: x1, x2 and each feature
     maps += [a[:, :n].T.reshape(n, r, r).numpy() for a, n in zip(outputs, shown[1:], strict=True)]
     relu = run.settings.activation == "relu"
-    dead = [np.zeros(2, dtype=bool)]
+    dead = [np.zeros(widths[0], dtype=bool)]
     dead += [
         (~a[:, :n].any(dim=0)).numpy() if relu else np.zeros(n, dtype=bool)
         for a, n in zip(train, shown[1:-1], strict=True)
     ]
     dead.append(np.zeros(shown[-1], dtype=bool))
-    labels = [["x1", "x2"]]
+    labels = [input_labels(run.settings.features)]
     labels += [[f"{i + 1}" for i in range(n)] for n in shown[1:-1]]
     labels.append([f"class {k}" for k in range(shown[-1])])
     pairs = [W[: shown[i + 1], : shown[i]] for i, W in enumerate(weights)]
@@ -80,10 +81,13 @@ def hidden_space(run: Playground, res: int = 80, lines: int = 9) -> HiddenSpace 
     grid_lines = [np.stack([np.full_like(fine_y, t), fine_y], 1) for t in ticks_x]
     grid_lines += [np.stack([fine_x, np.full_like(fine_x, t)], 1) for t in ticks_y]
     with run.lock, eval_mode(run.model, run.settings.dropout > 0), torch_threads(SMALL_NET_THREADS):
-        X = torch.from_numpy(run.points.X_train)
+        X = torch.from_numpy(run.inputs.X_train)
         h = run.model.activations(X)[-2].numpy()  # (n, 2)
         bent = [
-            run.model.activations(torch.tensor(line, dtype=torch.float32))[-2].numpy() for line in grid_lines
+            run.model.activations(
+                with_features(torch.tensor(line, dtype=torch.float32), run.settings.features)
+            )[-2].numpy()
+            for line in grid_lines
         ]
         lo, hi = h.min(axis=0), h.max(axis=0)
         pad = 0.1 * np.maximum(hi - lo, 1e-3)

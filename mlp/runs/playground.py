@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from mlp.data import Points, UploadedPoints, points_csv, uploaded_points
+from mlp.data.features import input_width, network_inputs, with_features
 from mlp.device import torch_threads
 from mlp.io import architecture_json, model_to_bytes
 from mlp.lessons.playground import SMALL_NET_THREADS, Settings, make_points
@@ -44,11 +45,13 @@ def grid_resolution(layer_sizes: tuple[int, ...]) -> int:
 
 @dataclass
 class PlaneGrid:
-    """A res × res lattice over the plane, as model input."""
+    """A res × res lattice over the plane, and the network's inputs there (with `features`)."""
 
     extent: tuple[float, float, float, float]
     res: int
+    features: tuple[str, ...] = ()  # derived inputs (mlp.data.features), computed as for the points
     points: torch.Tensor = field(init=False, repr=False)  # (res * res, 2), row-major from the bottom
+    inputs: torch.Tensor = field(init=False, repr=False)  # (res * res, 2 + k): x1, x2, the features
 
     def __post_init__(self) -> None:
         x0, x1, y0, y1 = self.extent
@@ -56,6 +59,7 @@ class PlaneGrid:
         ys = torch.linspace(y0, y1, self.res)
         gy, gx = torch.meshgrid(ys, xs, indexing="ij")
         self.points = torch.stack([gx.flatten(), gy.flatten()], dim=1)
+        self.inputs = with_features(self.points, self.features)
 
 
 @dataclass(frozen=True)
@@ -94,18 +98,20 @@ class Playground:
         self.lock = threading.RLock()
         self.settings = settings
         self.points = points
+        self.inputs = network_inputs(points, settings.features)  # what the network takes: x1, x2, features
         self.data_key = data_key if data_key is not None else settings.data_key  # what made the points
-        s = settings
-        self.model = MLP(2, s.hidden, points.classes, s.activation, s.init, s.dropout, s.seed)
+        s, d_in = settings, input_width(settings.features)
+        self.model = MLP(d_in, s.hidden, points.classes, s.activation, s.init, s.dropout, s.seed)
         self.initial = {k: v.clone() for k, v in self.model.state_dict().items()}
-        self.grid = PlaneGrid(points.extent, grid_res or grid_resolution((2, *s.hidden, points.classes)))
-        self.neuron_grid = PlaneGrid(points.extent, 28)
+        res = grid_res or grid_resolution((d_in, *s.hidden, points.classes))
+        self.grid = PlaneGrid(points.extent, res, s.features)
+        self.neuron_grid = PlaneGrid(points.extent, 28, s.features)
         self.twin: Trainer | None = None
         self.trainer = self._new_trainer(self.model, settings)
         self.step_seconds = 0.0  # CPU time a step has taken (twin included), as last measured
 
     def _new_trainer(self, model: MLP, settings: Settings) -> Trainer:
-        p = self.points
+        p = self.inputs
         cfg = settings.train_config(len(p.y_train))
         return Trainer(model, (p.X_train, p.y_train), (p.X_test, p.y_test), cfg)
 
@@ -172,7 +178,7 @@ class Playground:
     def grid_probs(self) -> np.ndarray:
         """Class probabilities over the plane, (res, res, K), row 0 at the bottom."""
         with torch_threads(SMALL_NET_THREADS):
-            probs = predict_proba(self.model, self.grid.points, set_eval=self.settings.dropout > 0)
+            probs = predict_proba(self.model, self.grid.inputs, set_eval=self.settings.dropout > 0)
         return probs.numpy().reshape(self.grid.res, self.grid.res, -1)
 
     @locked
@@ -181,7 +187,7 @@ class Playground:
         """What each hidden unit of the first `layers` layers outputs over the plane: (units, r, r) each."""
         r = self.neuron_grid.res
         with eval_mode(self.model, self.settings.dropout > 0), torch_threads(SMALL_NET_THREADS):
-            outputs = self.model.activations(self.neuron_grid.points)[:-1][:layers]
+            outputs = self.model.activations(self.neuron_grid.inputs)[:-1][:layers]
         return [a[:, :max_units].T.reshape(-1, r, r).numpy() for a in outputs]
 
     @locked
@@ -194,7 +200,7 @@ class Playground:
         if self.settings.activation != "relu":
             return []
         with torch.inference_mode(), torch_threads(SMALL_NET_THREADS):
-            outputs = self.model.activations(torch.from_numpy(self.points.X_train))[:-1]
+            outputs = self.model.activations(torch.from_numpy(self.inputs.X_train))[:-1]
         return [(i, int((a.amax(0) <= 0).sum()), a.shape[1]) for i, a in enumerate(outputs, 1)]  # ReLU ≥ 0
 
     def mostly_dead(self, share: float = 0.9) -> list[tuple[int, int, int]]:
@@ -205,7 +211,7 @@ class Playground:
     @torch.inference_mode()
     def confusion(self, which: str = "test") -> np.ndarray:
         """Counts (K, K): rows are the true class, columns the predicted one."""
-        p = self.points
+        p = self.inputs
         X, y = (p.X_test, p.y_test) if which == "test" else (p.X_train, p.y_train)
         predicted = predict_proba(self.model, X, set_eval=self.settings.dropout > 0).argmax(1).numpy()
         return confusion_matrix(y, predicted, p.classes)
@@ -291,7 +297,7 @@ class Playground:
 def _shown_numbers(run: Playground) -> tuple[int, int, float | None, float | None, float | None]:
     """(epoch, step, train loss, test loss, test accuracy) of the model `run` holds: the last
     epoch's record, or after a divergence the last good weights' own, measured now."""
-    trainer, p = run.trainer, run.points
+    trainer, p = run.trainer, run.inputs
     if trainer.status == "diverged":
         step = trainer.guard.checked_step  # the step of the last good weights, put back
         train_loss = evaluate(run.model, p.X_train, p.y_train)[0]

@@ -48,6 +48,8 @@ def control(prefix: str, specs: Mapping[str, Spec], name: str, label: str | None
             return st.text_input(label, key=key, **kwargs)
         case "select":
             return st.selectbox(label, options, key=key, format_func=spec.show, **kwargs)
+        case "multiselect":
+            return st.multiselect(label, options, key=key, format_func=spec.show, **kwargs)
         case "radio":
             return st.radio(label, options, key=key, format_func=spec.show, horizontal=True, **kwargs)
         case "toggle":
