@@ -64,6 +64,8 @@ class Settings:
         form.BATCH.like(stops=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 0), zero_last=True, names={0: "full"}),
     )  # 0 = the whole training set
     weight_decay: float = setting(0.0, form.WEIGHT_DECAY.like(stops=(0.0, 1e-5, 1e-4, 1e-3, 1e-2, 0.1)))
+    l1: float = setting(0.0, form.L1)
+    l2: float = setting(0.0, form.L2)
     scheduler: str = setting("none", form.SCHEDULE)
     warmup_epochs: float = setting(0.0, form.WARMUP.like(high=1000.0, step=10.0))
     grad_clip: float = setting(
