@@ -150,6 +150,11 @@ def from_query(query: Mapping[str, Any], base: Settings | None = None) -> tuple[
     return Settings(**values), notes
 
 
+def train_curve_name(settings: Settings) -> str:
+    """The train curves' name: with L1 or L2 on, its loss includes the penalty (the test loss never)."""
+    return "train (loss + penalty)" if settings.l1 or settings.l2 else "train"
+
+
 def make_points(settings: Settings) -> Points:
     """The generated data set the settings describe, split stratified."""
     X, y = make_2d(settings.kind, settings.n, settings.noise, settings.classes, settings.data_seed)
