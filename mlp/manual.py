@@ -49,6 +49,10 @@ class CommonOps:
         return da * act_grad  # (N, n) * (N, n): chain rule through the activation
 
     @staticmethod
+    def penalty(W, l1, l2):
+        return l1 * abs(W).sum() + l2 * (W * W).sum()  # λ₁·Σ|w| + λ₂·Σw²: a scalar, weights only
+
+    @staticmethod
     def sgd_update(param, grad, lr):
         return param - lr * grad  # same shape as param: a small step against the gradient
 
@@ -119,6 +123,10 @@ class NumpyOps(CommonOps):
     def bias_grad(dz):
         return dz.sum(axis=0)  # (N, n_out) -> (n_out,): the bias touched every row
 
+    @staticmethod
+    def penalty_grad(W, l1, l2):
+        return l1 * np.sign(W) + 2 * l2 * W  # (n_in, n_out): d penalty / dW; sign(0) = 0, as autograd's
+
 
 class TorchOps(CommonOps):
     """Each operation of the forward and backward pass, in PyTorch (no autograd used)."""
@@ -185,6 +193,10 @@ class TorchOps(CommonOps):
     @staticmethod
     def bias_grad(dz):
         return dz.sum(dim=0)  # (N, n_out) -> (n_out,): the bias touched every row
+
+    @staticmethod
+    def penalty_grad(W, l1, l2):
+        return l1 * torch.sign(W) + 2 * l2 * W  # (n_in, n_out): d penalty / dW; sign(0) = 0, as autograd's
 
 
 BACKENDS: dict[str, type] = {"numpy": NumpyOps, "torch": TorchOps}
@@ -459,12 +471,19 @@ def forward_backward(
 
 
 def train_step(
-    params: Sequence[tuple[Array, Array]], X: Array, y: Array, activation: str = "relu"
+    params: Sequence[tuple[Array, Array]],
+    X: Array,
+    y: Array,
+    activation: str = "relu",
+    l1: float = 0.0,
+    l2: float = 0.0,
 ) -> tuple[Array, Array, list[tuple[Array, Array]]]:
     """(loss, logits, [(dW, db)] per layer): the training engine's way into this module.
 
     The same operations as `forward_backward`, in the same order, with nothing kept but what
     backprop needs: on a small network each Python-level step is a large part of the cost.
+    With `l1`, `l2`: the loss is cross-entropy + λ₁·Σ|W| + λ₂·ΣW² over the weights (not the
+    biases), and each dW gets the penalty's gradient λ₁·sign(W) + 2λ₂·W added by hand.
     """
     ops = BACKENDS[backend_of(X)]
     act, act_grad = getattr(ops, activation), getattr(ops, f"{activation}_grad")
@@ -481,4 +500,9 @@ def train_step(
         grads.append((ops.weight_grad(inputs[l], dz), ops.bias_grad(dz)))
         if l:
             dz = ops.preact_grad(ops.input_grad(dz, params[l][0]), act_grad(pre[l - 1]))
-    return ops.cross_entropy(z, y), z, grads[::-1]
+    loss, grads = ops.cross_entropy(z, y), grads[::-1]
+    if l1 or l2:  # the penalty is a sum over weights: its gradient adds to dW and to nothing else
+        loss = loss + sum(ops.penalty(W, l1, l2) for W, _ in params)
+        pairs = zip(grads, params, strict=True)
+        grads = [(dW + ops.penalty_grad(W, l1, l2), db) for (dW, db), (W, _) in pairs]
+    return loss, z, grads

@@ -8,7 +8,7 @@ from mlp.data import MULTICLASS_KINDS, read_points_csv
 from mlp.figures.classes import confusion_figure
 from mlp.figures.curves import epoch_curves_figure
 from mlp.figures.plane import plane_points
-from mlp.lessons.playground import DATA, PRESETS, SPECS, from_query, from_widgets, link
+from mlp.lessons.playground import DATA, PRESETS, SPECS, from_query, from_widgets, link, train_curve_name
 from mlp.links.settings import NETWORK, TRAINING
 from mlp.runs.playground import Playground, current_run
 from mlp.train import describe_schedule, supports_dropout, uses_momentum
@@ -135,7 +135,8 @@ def network_and_curves() -> None:
     with st.container(key="pg_network"):
         picture = panels.network_view(run)
     with st.container(key="pg_curves"):
-        figure = epoch_curves_figure(run.curves(), run.twin_curves(), height=PANEL_HEIGHT)
+        train = train_curve_name(run.settings)  # with L1 or L2 on, the train loss includes the penalty
+        figure = epoch_curves_figure(run.curves(), run.twin_curves(), height=PANEL_HEIGHT, train=train)
         ui.chart(figure, key="pg_curves_chart")
         if challenge is not None:  # checked live, against what the run has reached so far
             scores = playground_scores(run.trainer.history)

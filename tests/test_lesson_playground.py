@@ -8,7 +8,16 @@ import pytest
 import torch
 
 from mlp.data import read_points_csv
-from mlp.lessons.playground import PRESETS, Settings, from_query, from_widgets, link, make_points, to_query
+from mlp.lessons.playground import (
+    PRESETS,
+    Settings,
+    from_query,
+    from_widgets,
+    link,
+    make_points,
+    to_query,
+    train_curve_name,
+)
 from mlp.links.format import loss_text
 from mlp.model import MLP
 from mlp.runs.playground import Playground, current_run
@@ -199,12 +208,24 @@ def test_unusual_settings_round_trip_too():
     settings = Settings(
         kind="blobs", n=1250, noise=0.35, classes=5, test_fraction=0.3, data_seed=77, hidden=(128, 1, 7),
         activation="gelu", init="xavier", dropout=0.25, seed=12345, optimizer="nesterov", lr=0.0003,
-        batch_size=7, weight_decay=1e-5, scheduler="cosine", warmup_epochs=20.0, grad_clip=0.5, epochs=321,
-        speed=3,
+        batch_size=7, weight_decay=1e-5, l1=0.003, l2=3.0, scheduler="cosine", warmup_epochs=20.0,
+        grad_clip=0.5, epochs=321, speed=3,
     )  # fmt: skip
     assert from_query(to_query(settings)) == (settings, [])
     assert to_query(Settings(hidden=()))["hidden"] == "none"
     assert from_query({"hidden": "none"})[0].hidden == ()
+
+
+def test_l1_and_l2_rates_round_trip_through_the_link_and_reach_the_training_config():
+    settings = Settings(l1=0.01, l2=0.1)
+    query = to_query(settings)
+    assert (query["l1"], query["l2"]) == ("0.01", "0.1") and from_query(query) == (settings, [])
+    assert from_query({"l1": "0.02"})[0].l1 == 0.02  # between stops, as a link may bring
+    cfg = settings.train_config(100)
+    assert (cfg.l1, cfg.l2, cfg.weight_decay) == (0.01, 0.1, 0.0)
+    assert train_curve_name(settings) == "train (loss + penalty)" and train_curve_name(Settings()) == "train"
+    settings, notes = from_query({"l1": "-1", "l2": "lots"})
+    assert (settings.l1, settings.l2) == (0.0, 0.0) and {n.key for n in notes} == {"l1", "l2"}
 
 
 def test_bad_link_parameters_are_skipped_with_notes_that_never_repeat_them():

@@ -52,6 +52,22 @@ def test_the_drawing_has_a_tile_per_unit_and_an_edge_per_weight_shown():
     assert max(widths) == 4.4  # the largest weight of each layer pair at full width
 
 
+def test_with_l1_the_view_counts_the_weights_at_exactly_zero_and_draws_them_dashed():
+    assert network_picture(run_of(hidden=(8, 8))).zeros == ""  # no L1, no zeros: nothing to say
+    run = run_of(
+        kind="circles", n=400, classes=2, hidden=(8, 8), optimizer="sgd", lr=0.3, batch_size=32, l1=0.01
+    )
+    assert network_picture(run).zeros == "0 of 96 weights are exactly 0 (drawn dashed)."  # L1 on: said
+    for _ in range(40):
+        run.trainer.run_epoch()
+    p = network_picture(run)
+    zeros = sum(int((layer.weight == 0).sum()) for layer in run.model.layers)
+    assert zeros >= 20 and p.zeros == f"{zeros} of 96 weights are exactly 0 (drawn dashed)."
+    svg = network_svg(p.widths, p.maps, p.weights, p.dead, p.labels)
+    assert svg.count("stroke-dasharray") == zeros == sum(int((w == 0).sum()) for w in p.weights)
+    assert svg.count("<line ") == 96  # an edge still, dashed: where a connection was
+
+
 def test_the_hidden_space_view_is_there_only_for_a_two_unit_last_layer():
     assert hidden_space(run_of(hidden=(16, 8))) is None and hidden_space(run_of(hidden=())) is None
     run = run_of(kind="moons", n=400, classes=2, hidden=(16, 2))

@@ -12,6 +12,7 @@ from urllib.parse import urlencode
 import pytest
 import torch
 
+from mlp.curriculum.catalogue import LESSONS
 from mlp.io import model_from_bytes
 from mlp.lessons.playground import PRESETS, to_query
 from mlp.runs.playground import current_run
@@ -186,6 +187,23 @@ def test_comparing_engines_shows_their_gap(at):
     assert any(c.value.startswith("Engines side by side over 3 epochs") for c in at.caption)
 
 
+def test_the_sidebar_has_l1_and_l2_rates_and_the_network_view_counts_zero_weights():
+    lesson = LESSONS["l1-zeros"]
+    at = open_page(PAGE, lesson.link())
+    labels = {s.label: s.value for s in at.sidebar.select_slider}
+    assert labels["L1 rate (λ₁)"] == 0.01 and labels["L2 rate (λ₂)"] == 0.0
+    assert "proximal step" in at.select_slider(key="pg_l1").help
+    assert "0 of 96 weights are exactly 0 (drawn dashed)." in [c.value for c in at.caption]
+    for _ in range(5):
+        at.button(key="pg_epoch").click().run()
+    zeros = sum(int((layer.weight == 0).sum()) for layer in at.session_state["pg_run"].model.layers)
+    assert zeros > 0 and f"{zeros} of 96 weights are exactly 0 (drawn dashed)." in [
+        c.value for c in at.caption
+    ]
+    at.select_slider(key="pg_l2").set_value(0.1).run()
+    assert at.session_state["pg_run"].trainer.cfg.l2 == 0.1 and query(at)["l2"] == "0.1"
+
+
 def step_metric(page) -> int:
     return int(plane_metric(page, "Step").inner_text().replace(",", ""))
 
@@ -236,6 +254,30 @@ def test_play_in_chromium_advances_and_redraws_then_pauses(page, app_url):
     assert step_metric(page) == paused and plane_step(page) == paused
     assert page.locator('[data-testid="stException"]').count() == 0
     shoot(page, "playground-paused.png")
+
+
+# How many weights the network view says are exactly 0 (-1 while it says nothing about them).
+ZEROS_JS = (
+    "() => { const m = [...document.querySelectorAll('[data-testid=\"stCaptionContainer\"]')]"
+    ".map(e => e.innerText.match(/^([\\d,]+) of 96 weights are exactly 0/)).find(Boolean);"
+    " return m ? Number(m[1].replace(/,/g, '')) : -1; }"
+)
+
+
+@pytest.mark.browser
+def test_the_l1_lessons_link_shows_weights_reaching_exactly_zero_as_epochs_go_by(page, app_url):
+    from playwright.sync_api import expect
+
+    page.goto(f"{app_url}/playground?{urlencode(LESSONS['l1-zeros'].link())}")
+    wait_for_app(page, heading="2D playground")
+    page.wait_for_function(f"() => ({ZEROS_JS})() === 0")  # L1 on, nothing at 0 yet: it says so
+    for epoch in range(1, 6):
+        page.get_by_role("button", name="Epoch").click()
+        expect(plane_metric(page, "Epoch")).to_have_text(str(epoch))  # waits for the rerun's frame
+    wait_for_app(page)
+    zeros = page.wait_for_function(f"() => {{ const z = ({ZEROS_JS})(); return z > 0 && z; }}").json_value()
+    assert 0 < zeros < 96
+    shoot(page, "playground-l1-zeros.png")
 
 
 @pytest.mark.browser

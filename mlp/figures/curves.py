@@ -100,10 +100,12 @@ def epoch_curves_figure(
     twin: Mapping[str, np.ndarray] | None = None,
     held_out: str = "test",
     height: int = 300,
+    train: str = "train",
 ) -> go.Figure:
-    """Per-epoch train and held-out curves (a History's epoch_arrays); a twin's train loss dashed."""
+    """Per-epoch train and held-out curves (a History's epoch_arrays); a twin's train loss dashed.
+    `train` names the train curves (say, that its loss includes a penalty)."""
     lines = [
-        Curve("train", curves["epoch"], curves["train_loss"], curves["train_acc"], CLASS_COLORS[0]),
+        Curve(train, curves["epoch"], curves["train_loss"], curves["train_acc"], CLASS_COLORS[0]),
         Curve(held_out, curves["epoch"], curves["val_loss"], curves["val_acc"], CLASS_COLORS[1], "dot"),
     ]
     if twin is not None:

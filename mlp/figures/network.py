@@ -1,5 +1,6 @@
 """The network view as SVG: units as small maps over the plane, weights as edges (colour = sign,
-thickness = size), TensorFlow Playground style; and the hidden-space view as a plotly figure."""
+thickness = size, dashed = exactly 0), TensorFlow Playground style; and the hidden-space view
+as a plotly figure."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from mlp.figures.style import CLASS_COLORS, NEGATIVE, POSITIVE, base_layout, png
 
 EDGE_POSITIVE = "rgb({},{},{})".format(*POSITIVE)  # the same colours as the unit maps
 EDGE_NEGATIVE = "rgb({},{},{})".format(*NEGATIVE)
+# A weight that is exactly 0 is no connection: a thin, faint, dashed trace of where one was.
+ZERO_EDGE = 'stroke="currentColor" stroke-width="0.8" stroke-opacity="0.3" stroke-dasharray="4 5"'
 WIDTH, HEIGHT = 1000, 560  # the drawing's own units; it scales to its column
 # The smaller labels (unit names, counts, the legend) against `font`: at the playground's sizes
 # and a 1280 px screen they draw at 11.5 px (16.8 in projector mode; tests/test_legibility.py).
@@ -67,11 +70,16 @@ def network_svg(
         for o in range(W.shape[0]):
             for k in range(W.shape[1]):
                 w = float(W[o, k]) / scale
+                ends = f'x1="{xs[i] + tile / 2:.1f}" y1="{y_in[k] + tile / 2:.1f}" ' + (
+                    f'x2="{xs[i + 1] - tile / 2:.1f}" y2="{y_out[o] + tile / 2:.1f}"'
+                )
+                if w == 0:  # exactly 0 (L1's proximal step puts weights there): no connection left
+                    edges.append(f"<line {ends} {ZERO_EDGE}/>")
+                    continue
                 colour = EDGE_POSITIVE if w > 0 else EDGE_NEGATIVE
                 edges.append(
-                    f'<line x1="{xs[i] + tile / 2:.1f}" y1="{y_in[k] + tile / 2:.1f}" '
-                    f'x2="{xs[i + 1] - tile / 2:.1f}" y2="{y_out[o] + tile / 2:.1f}" stroke="{colour}" '
-                    f'stroke-width="{0.4 + 4.0 * abs(w):.2f}" stroke-opacity="{0.15 + 0.75 * abs(w):.2f}"/>'
+                    f'<line {ends} stroke="{colour}" stroke-width="{0.4 + 4.0 * abs(w):.2f}" '
+                    f'stroke-opacity="{0.15 + 0.75 * abs(w):.2f}"/>'
                 )
     for i, (units, names) in enumerate(zip(maps, labels, strict=True)):
         x = xs[i] - tile / 2

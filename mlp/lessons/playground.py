@@ -71,6 +71,8 @@ class Settings:
         form.BATCH.like(stops=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 0), zero_last=True, names={0: "full"}),
     )  # 0 = the whole training set
     weight_decay: float = setting(0.0, form.WEIGHT_DECAY.like(stops=(0.0, 1e-5, 1e-4, 1e-3, 1e-2, 0.1)))
+    l1: float = setting(0.0, form.L1)
+    l2: float = setting(0.0, form.L2)
     scheduler: str = setting("none", form.SCHEDULE)
     warmup_epochs: float = setting(0.0, form.WARMUP.like(high=1000.0, step=10.0))
     grad_clip: float = setting(
@@ -154,6 +156,11 @@ def from_query(query: Mapping[str, Any], base: Settings | None = None) -> tuple[
         notes.append(LinkNote("dropout", str(values["dropout"]), "the manual engine has no dropout"))
         values["dropout"] = 0.0
     return Settings(**values), notes
+
+
+def train_curve_name(settings: Settings) -> str:
+    """The train curves' name: with L1 or L2 on, its loss includes the penalty (the test loss never)."""
+    return "train (loss + penalty)" if settings.l1 or settings.l2 else "train"
 
 
 def make_points(settings: Settings) -> Points:

@@ -15,6 +15,7 @@ from mlp.device import torch_threads
 from mlp.lessons.playground import SMALL_NET_THREADS
 from mlp.runs.playground import PlaneGrid, Playground
 from mlp.train import eval_mode
+from mlp.train.penalty import penalised, zero_count
 
 MAX_UNITS = 16  # units drawn per layer; the rest are counted
 
@@ -28,6 +29,7 @@ class NetworkPicture:
     weights: list[np.ndarray]  # per pair of layers, (shown_out, shown_in): the weights between them
     dead: list[np.ndarray]  # per layer, (shown,) bool: ReLU units that are 0 for every training point
     labels: list[list[str]]  # per layer, each shown unit's name
+    zeros: str = ""  # "37 of 96 weights are exactly 0", with L1 on or any weight at 0; else ""
 
 
 @torch.inference_mode()
@@ -40,6 +42,7 @@ def network_picture(run: Playground, max_units: int = MAX_UNITS) -> NetworkPictu
         outputs[-1] = torch.softmax(outputs[-1], dim=1)  # the output units: each class's probability
         train = run.model.activations(torch.from_numpy(run.inputs.X_train))[:-1]
         weights = [layer.weight.detach().cpu().numpy() for layer in run.model.layers]
+        zeros = zeros_line(*zero_count(penalised(run.model)), run.settings.l1 > 0)
     widths = [grid.inputs.shape[1], *(a.shape[1] for a in outputs)]
     shown = [min(w, max_units) for w in widths]
     maps = [grid.inputs.T.reshape(widths[0], r, r).numpy()]  # the inputs: x1, x2 and each feature
@@ -55,7 +58,15 @@ def network_picture(run: Playground, max_units: int = MAX_UNITS) -> NetworkPictu
     labels += [[f"{i + 1}" for i in range(n)] for n in shown[1:-1]]
     labels.append([f"class {k}" for k in range(shown[-1])])
     pairs = [W[: shown[i + 1], : shown[i]] for i, W in enumerate(weights)]
-    return NetworkPicture(widths, maps, pairs, dead, labels)
+    return NetworkPicture(widths, maps, pairs, dead, labels, zeros)
+
+
+def zeros_line(zeros: int, total: int, l1_on: bool) -> str:
+    """How many weights are exactly 0 (L1's doing), or "" when none is and L1 is off."""
+    if not zeros and not l1_on:
+        return ""
+    verb = "is" if zeros == 1 else "are"
+    return f"{zeros:,} of {total:,} weights {verb} exactly 0 (drawn dashed)."
 
 
 @dataclass

@@ -39,6 +39,12 @@ class TrainConfig:
     batch_size: int = 128  # examples per step; >= the data size means full batch
     epochs: int = 5  # passes over the training set (also the schedule's horizon)
     weight_decay: float = 0.0  # on weights, not biases; decoupled for adamw, L2 otherwise
+    # Penalties added to the loss, on weights (not biases), for every optimizer and both engines
+    # (mlp.train.penalty): l2 · Σw², whose gradient 2·l2·w joins backprop's; and l1 · Σ|w|, applied
+    # as a proximal step after each update (w shrinks by lr·l1 toward 0, scaled as Adam scales a
+    # step for adam and adamw, and stops there, exactly).
+    l1: float = 0.0  # λ₁ in λ₁·Σ|w|
+    l2: float = 0.0  # λ₂ in λ₂·Σw² (unlike weight_decay, in the loss shown and never decoupled)
     momentum: float = 0.9  # for "momentum" and "nesterov"
     scheduler: str = "none"  # one of SCHEDULERS
     warmup_epochs: float = 0.0  # linear warmup from ~0 to lr, for any scheduler
@@ -64,6 +70,8 @@ class TrainConfig:
             (self.batch_size >= 1, f"batch_size must be at least 1; got {self.batch_size}."),
             (self.epochs >= 1, f"epochs must be at least 1; got {self.epochs}."),
             (self.weight_decay >= 0, f"weight_decay must be >= 0; got {self.weight_decay}."),
+            (0 <= self.l1 < math.inf, f"l1 (the L1 rate) must be a finite number >= 0; got {self.l1}."),
+            (0 <= self.l2 < math.inf, f"l2 (the L2 rate) must be a finite number >= 0; got {self.l2}."),
             (0 <= self.momentum < 1, f"momentum must be in [0, 1); got {self.momentum}."),
             (self.warmup_epochs >= 0, f"warmup_epochs must be >= 0; got {self.warmup_epochs}."),
             (

@@ -2,7 +2,8 @@
 
 Both fill each parameter's `.grad` (zeroed by the stepper, views into its flat buffer) and
 return (loss, logits), so the optimizer, the schedule and everything after them can't tell
-which one ran.
+which one ran. The loss they return includes the L1 and L2 penalties (mlp.train.penalty); the
+gradient includes L2's, while L1 is the stepper's proximal step, the same for both.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from torch import nn
 from mlp.manual import train_step
 from mlp.train.config import TrainConfig, engine_problem
 from mlp.train.inference import prepare_inputs
+from mlp.train.penalty import l1_term, l2_term, penalised
 
 StepResult = tuple[torch.Tensor, torch.Tensor]  # (mean loss, a scalar tensor; logits (N, K))
 
@@ -24,6 +26,7 @@ class AutogradGradients:
 
     def __init__(self, model: nn.Module, cfg: TrainConfig, device: torch.device) -> None:
         self.model, self.device, self.amp = model, device, cfg.amp
+        self.l1, self.l2, self.weights = cfg.l1, cfg.l2, penalised(model)
         self.dtype = next(model.parameters()).dtype
         self.one = torch.ones((), device=device)  # d loss / d loss, made once rather than every step
         # On CUDA an eager step is launch-bound (~0.2 ms for a small MLP); CUDA graphs replay
@@ -34,19 +37,25 @@ class AutogradGradients:
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.amp):
             logits = self.forward(prepare_inputs(xb, self.dtype))
             loss = F.cross_entropy(logits.float(), yb)
+        if self.l2:
+            loss = loss + l2_term(self.weights, self.l2)  # its gradient 2λ₂·w comes with backward
         loss.backward(self.one)  # into each .grad, which the stepper has zeroed
-        return loss.detach(), logits.detach()
+        shown = loss.detach()
+        if self.l1:  # in the loss shown; the stepper's proximal step does what its gradient would
+            shown = shown + l1_term([w.detach() for w in self.weights], self.l1)
+        return shown, logits.detach()
 
 
 class ManualGradients:
     """mlp.manual's hand-written backprop fills each .grad: the optimizer can't tell the difference.
 
     On the CPU it runs the NumPy code on views of the weights (no copies); elsewhere the
-    PyTorch code, on the device.
+    PyTorch code, on the device. L2's gradient 2λ₂·W is added by hand there; L1 only adds its
+    value to the loss here, because the stepper's proximal step applies it, as with autograd.
     """
 
-    def __init__(self, model: nn.Module, device: torch.device) -> None:
-        self.model, self.device = model, device
+    def __init__(self, model: nn.Module, device: torch.device, l1: float = 0.0, l2: float = 0.0) -> None:
+        self.model, self.device, self.l1, self.l2 = model, device, l1, l2
         self.dtype = next(model.parameters()).dtype
         self._views: tuple[tuple[int, int], list, list] | None = None
 
@@ -66,18 +75,24 @@ class ManualGradients:
         x, activation = prepare_inputs(xb, self.dtype), self.model.config.activation
         if self.device.type == "cpu":  # NumPy, on views of the weights and of the .grad buffers
             params, grad_views = self._numpy_views()
-            loss, logits, grads = train_step(params, x.numpy(), yb.numpy(), activation)
+            loss, logits, grads = train_step(params, x.numpy(), yb.numpy(), activation, l2=self.l2)
             for (dW, db), (gW, gb) in zip(grads, grad_views, strict=True):
                 np.copyto(gW, dW)
                 np.copyto(gb, db)
-            return torch.tensor(loss), torch.from_numpy(logits)
+            return self._with_l1(torch.tensor(loss)), torch.from_numpy(logits)
         layers = self.model.layers
         params = [(layer.weight.detach().T, layer.bias.detach()) for layer in layers]
-        loss, logits, grads = train_step(params, x, yb, activation)
+        loss, logits, grads = train_step(params, x, yb, activation, l2=self.l2)
         for layer, (dW, db) in zip(layers, grads, strict=True):  # into the stepper's views
             layer.weight.grad.copy_(dW.T)
             layer.bias.grad.copy_(db)
-        return loss, logits
+        return self._with_l1(loss), logits
+
+    def _with_l1(self, loss: torch.Tensor) -> torch.Tensor:
+        """The loss shown: with λ₁·Σ|W| (its step is the stepper's, as for autograd)."""
+        if not self.l1:
+            return loss
+        return loss + l1_term([layer.weight.detach() for layer in self.model.layers], self.l1)
 
 
 def check_engine(model: nn.Module, engine: str) -> None:
@@ -95,5 +110,5 @@ def make_gradients(model: nn.Module, cfg: TrainConfig, device: torch.device):
     """The gradient source cfg.engine names, checked against the model."""
     check_engine(model, cfg.engine)
     if cfg.engine == "manual":
-        return ManualGradients(model, device)
+        return ManualGradients(model, device, cfg.l1, cfg.l2)
     return AutogradGradients(model, cfg, device)

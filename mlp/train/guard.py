@@ -27,12 +27,15 @@ class DivergenceGuard:
     the validation loss) confirms them.
     """
 
-    def __init__(self, params: list[nn.Parameter]) -> None:
+    def __init__(self, params: list[nn.Parameter], allowance: float = 0.0) -> None:
         self.params = params
         self.checked = [p.detach().clone() for p in params]
         self.pending = [p.detach().clone() for p in params]
         self.mark = (0.0, 0)  # (sum of losses, examples) at the last look: each look sees a window
         self.checked_step = self.pending_step = 0  # the optimizer step each copy was taken at
+        # The L1 and L2 penalties at the run's start: a penalised loss starts that much above
+        # chance, and a large rate (λ₁ = 10) is not an explosion (Trainer sets it anew on new settings).
+        self.allowance = allowance
 
     def exploded(self, loss_sum: float, seen: int, classes: int) -> str | None:
         """Whether the mean loss since the last look is far above chance level; moves the mark."""
@@ -41,8 +44,11 @@ class DivergenceGuard:
             return None
         mean = (loss_sum - last_sum) / (seen - last_seen)
         chance = math.log(classes)
-        if mean > EXPLODED_VS_CHANCE * chance:
-            return f"The loss exploded to {mean:.3g} (a network that knows nothing scores {chance:.2f})"
+        if mean > EXPLODED_VS_CHANCE * chance + self.allowance:
+            penalty = f" + {self.allowance:.3g} of penalty" if self.allowance else ""
+            return (
+                f"The loss exploded to {mean:.3g} (a network that knows nothing scores {chance:.2f}{penalty})"
+            )
         return None
 
     def weights_finite(self) -> bool:

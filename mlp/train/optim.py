@@ -1,4 +1,5 @@
-"""The update rule: SGD, momentum, Nesterov, Adam or AdamW, with weight decay on weights only.
+"""The update rule: SGD, momentum, Nesterov, Adam or AdamW, with weight decay on weights only;
+then, with an L1 rate, L1's proximal step on the weights (mlp.train.penalty says why).
 
 `Stepper` calls torch.optim's own functional forms (`torch.optim.adam.adam`, `adamw`, `sgd`:
 the kernels `Adam(fused=True)` and friends run) on flat parameters: each group's parameters
@@ -16,17 +17,21 @@ from torch.optim.adamw import adamw
 from torch.optim.sgd import sgd
 
 from mlp.train.config import TrainConfig
+from mlp.train.penalty import soft_threshold_
 
 BETAS, EPS = (0.9, 0.999), 1e-8  # torch.optim.Adam's defaults
 
 
-def param_groups(model: nn.Module, weight_decay: float) -> list[tuple[list[nn.Parameter], float]]:
+def param_groups(
+    model: nn.Module, weight_decay: float, split: bool = False
+) -> list[tuple[list[nn.Parameter], float]]:
     """(parameters, weight decay) groups: decay on weights (2-D and up), never on biases.
 
-    Without decay, one group: one kernel call per step instead of two.
+    Without decay, one group: one kernel call per step instead of two; `split` keeps the weights
+    a group of their own anyway (L1's proximal step shrinks them, not the biases).
     """
     params = list(model.parameters())
-    if weight_decay == 0:
+    if weight_decay == 0 and not split:
         return [(params, 0.0)]
     return [([p for p in params if p.ndim >= 2], weight_decay), ([p for p in params if p.ndim < 2], 0.0)]
 
@@ -64,9 +69,9 @@ class Stepper:
         device = next(model.parameters()).device
         # Fused single-kernel steps where they exist (CPU, CUDA, MPS in recent torch), else foreach.
         self.fused = device.type in ("cpu", "cuda", "mps") and next(model.parameters()).is_floating_point()
-        self.groups = [
-            _Group(params, decay, self.fused) for params, decay in param_groups(model, cfg.weight_decay)
-        ]
+        groups = param_groups(model, cfg.weight_decay, split=cfg.l1 > 0)
+        self.groups = [_Group(params, decay, self.fused) for params, decay in groups]
+        self.weights = self.groups[0] if cfg.l1 > 0 else None  # the group L1's step shrinks
 
     def zero_grad(self) -> None:
         """Gradients to zero, in place: every parameter's .grad is a view that must stay one."""
@@ -84,6 +89,17 @@ class Stepper:
             for group in self.groups:
                 group.steps = [s.cpu() for s in group.steps]
             self._step(lr)
+        if self.weights is not None:
+            self._l1_step(lr)
+
+    def _l1_step(self, lr: float) -> None:
+        """L1's proximal step on the weights: each one lr·λ₁ nearer 0 (Adam: / (√v̂ + ε), as Adam
+        scales a gradient), and exactly 0 if it would cross. mlp.train.penalty says why."""
+        g, threshold = self.weights, lr * self.cfg.l1
+        if self.cfg.optimizer in ("adam", "adamw"):
+            v_hat = g.exp_avg_sqs[0] / (1 - torch.pow(BETAS[1], g.steps[0].to(g.flat.device)))
+            threshold = threshold / (v_hat.sqrt() + EPS)
+        soft_threshold_(g.flat, threshold)
 
     def _step(self, lr: float) -> None:
         cfg, fused = self.cfg, self.fused
@@ -106,7 +122,8 @@ class Stepper:
 
 
 def make_optimizer(model: nn.Module, cfg: TrainConfig, fused: bool | None = None) -> torch.optim.Optimizer:
-    """The torch.optim optimizer equivalent to a Stepper (for notebooks, and to test it against)."""
+    """The torch.optim optimizer equivalent to a Stepper without L1 (for notebooks, and to test it
+    against); L1's proximal step is the Stepper's own."""
     groups = [
         {"params": params, "weight_decay": decay} for params, decay in param_groups(model, cfg.weight_decay)
     ]

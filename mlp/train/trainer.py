@@ -25,6 +25,7 @@ from mlp.train.guard import DivergenceGuard, divergence_message
 from mlp.train.history import EpochRecord, History, Progress
 from mlp.train.inference import as_tensor, evaluate, mode_matters
 from mlp.train.optim import Stepper
+from mlp.train.penalty import penalty_of
 from mlp.train.report import Reporter
 from mlp.train.schedule import lr_factor
 from mlp.train.threads import ThreadTuner
@@ -55,7 +56,7 @@ class Trainer:
             model.generator = torch.Generator(device=device).manual_seed(cfg.seed)
         self.reporter = r = Reporter(device)
         self.totals, self.clock, self.history = r.totals, r.clock, r.history
-        self.guard = DivergenceGuard(self.params)
+        self.guard = DivergenceGuard(self.params, penalty_of(model, cfg.l1, cfg.l2))
         self.tuner = ThreadTuner(cfg.threads, device)
         self.step_count = 0
         self.interrupted = False  # set by interrupt(), from another thread
@@ -76,6 +77,7 @@ class Trainer:
         self.batches.resize(cfg.batch_size)
         self.total_steps = max(cfg.epochs * self.steps_per_epoch, self.step_count)
         self.stepper = Stepper(self.model, cfg)
+        self.guard.allowance = penalty_of(self.model, cfg.l1, cfg.l2)
         # New settings are the way out of a finished or diverged run (a lower learning rate,
         # more epochs); the weights are the last good ones either way.
         if self.status in ("done", "diverged") and self.step_count < self.total_steps:

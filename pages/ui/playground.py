@@ -88,6 +88,8 @@ def network_view(run: Playground) -> NetworkPicture:
         f'<div style="min-width: {NETWORK_MIN_PX}px">{svg}</div></div>',
         unsafe_allow_html=True,
     )
+    if picture.zeros:
+        st.caption(picture.zeros)
     return picture
 
 
