@@ -6,6 +6,7 @@ Shared by the browser tests (tests/conftest.py) and the browser benchmarks (benc
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -110,6 +111,12 @@ def chromium() -> Iterator:
             yield browser
         finally:
             browser.close()
+
+
+def button(tab, label: str):
+    """A button by its label, whether or not Streamlit appends its shortcut to its accessible name
+    ("Step Shortcut S")."""
+    return tab.get_by_role("button", name=re.compile(rf"^{re.escape(label)}( Shortcut .+)?$"))
 
 
 def wait_for_app(tab, heading: str | None = None, title: bool = True) -> None:

@@ -13,7 +13,7 @@ import torch
 from mlp.io import model_from_bytes
 from mlp.lessons.playground import PRESETS, to_query
 from mlp.runs.playground import current_run
-from tests.harness import open_tab, plane_metric, wait_for_app
+from tests.harness import button, open_tab, plane_metric, wait_for_app
 
 pytestmark = pytest.mark.browser
 
@@ -53,7 +53,7 @@ def stepped(browser, app_url: str, settings) -> tuple[int, list[torch.Tensor]]:
     page = tab(browser, f"{app_url}/playground?" + urlencode(to_query(settings)))
     for name in CLICKS:
         before = step_count(page)
-        page.get_by_role("button", name=name, exact=True).click()
+        button(page, name).click()
         advanced(page, before)
         wait_for_app(page)
     result = step_count(page), downloaded_weights(page)

@@ -7,7 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.conftest import wait_for_app
-from tests.harness import plane_metric, plane_metrics
+from tests.harness import button, plane_metric, plane_metrics
 
 
 def copied_link(page) -> str:
@@ -28,7 +28,7 @@ def fresh_tab(browser):
 
 def press(page, name: str, times: int) -> None:
     for _ in range(times):
-        page.get_by_role("button", name=name, exact=True).click()
+        button(page, name).click()
         wait_for_app(page)
 
 

@@ -44,7 +44,7 @@ from deploy.supervisor import Replicas
 from mlp.io import model_from_bytes, model_to_bytes
 from mlp.model import MLP
 from tests.conftest import ARTIFACTS, ROOT, _require_browser, shoot, wait_for_app
-from tests.harness import free_port, plane_metric
+from tests.harness import button, free_port, plane_metric
 from tests.test_replicas import other_server
 
 COOKIE = "mlp_replica"  # deploy/nginx.conf's: the replica a visitor is pinned to
@@ -341,7 +341,7 @@ def step_metric(tab):
 
 def press(tab, name: str, times: int = 1) -> None:
     for _ in range(times):
-        tab.get_by_role("button", name=name, exact=True).click()
+        button(tab, name).click()
         wait_for_app(tab)
 
 

@@ -11,7 +11,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.harness import open_tab, plane_metric, serve_app
+from tests.harness import button, open_tab, plane_metric, serve_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -44,7 +44,7 @@ def test_a_tab_closed_mid_training_frees_its_slot_and_the_others_are_served(brow
     waiter.get_by_text("Waiting for a free training slot on the server: yours is next.").wait_for()
 
     player = open_tab(browser, f"{one_slot_app}/playground?seed=3", "2D playground", TIMEOUT_MS)
-    player.get_by_role("button", name="Step", exact=True).click()
+    button(player, "Step").click()
     expect(plane_metric(player, "Step")).to_have_text("1")  # served meanwhile
 
     leaver.context.close()  # mid-epoch, without pressing Stop
@@ -52,7 +52,7 @@ def test_a_tab_closed_mid_training_frees_its_slot_and_the_others_are_served(brow
     # Once the session outlives its TTL, its run is cancelled and the queued one trains to the end.
     waiter.get_by_test_id("stProgress").get_by_text(re.compile("done")).wait_for(timeout=180_000)
     waiter.get_by_text("Test accuracy").first.wait_for()
-    player.get_by_role("button", name="Step", exact=True).click()
+    button(player, "Step").click()
     expect(plane_metric(player, "Step")).to_have_text("2")
     for tab in (waiter, player):
         assert tab.locator('[data-testid="stException"]').count() == 0
