@@ -98,8 +98,8 @@ with st.container():
     if not presenting:  # on a projector, below the walk: the first screen is the step's
         st.markdown(f"**Network** {arch} · **batch** {lesson.batch.note}")
     if lesson.batch.images is not None and not presenting:
-        images = list(lesson.batch.images[:16])
-        st.image(images, caption=[str(v) for v in lesson.batch.y[:16]], width=56, alt="A digit of the batch")
+        labels = [str(v) for v in lesson.batch.y[:16]]
+        st.image(list(lesson.batch.images[:16]), caption=labels, width=56, alt=[f"A {v}" for v in labels])
     if not presenting:
         teacher_panel(cfg)
     if cfg.break_grad:
