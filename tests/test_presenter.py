@@ -140,12 +140,14 @@ def test_mnist_shows_its_live_curves_in_the_first_screen_while_training(screen, 
 
 
 @pytest.mark.browser
-def test_the_step_page_shows_the_equation_and_a_legible_diagram_in_the_first_screen(screen, app_url):
+def test_the_step_page_shows_the_equation_and_the_numbers_in_the_first_screen(screen, app_url):
+    """The step's equation and its heatmaps in the first screen; the shape diagram below them
+    (full width, above the code) with text of at least 16 px."""
     tab, scheme = screen
     tab.goto(f"{app_url}/forward_backward?present=1")
     wait_for_app(tab, heading="Forward & backward, step by step")
     first_screen(tab, '[data-testid="stMainBlockContainer"] .katex')
-    first_screen(tab, 'svg[role="img"]')
+    first_screen(tab, ".st-key-fb_heatmaps")
     smallest = tab.evaluate(
         """() => { const svg = document.querySelector('svg[role="img"]');
              const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;

@@ -209,13 +209,18 @@ def wait_for_stop(tab, number: int) -> None:
         quiet = 0 if tab.locator('[data-testid="stStatusWidget"]').count() else quiet + 1
 
 
+OUTLINED_JS = (
+    "(k) => [...document.querySelectorAll('.st-key-' + k)].some(e => "
+    "getComputedStyle(e).outlineStyle === 'solid' && parseFloat(getComputedStyle(e).outlineWidth) > 2)"
+)
+
+
 def outlined(tab, key: str) -> bool:
-    """Whether the part with this container key has the tour's outline."""
-    return tab.evaluate(
-        "(k) => [...document.querySelectorAll('.st-key-' + k)].some(e => "
-        "getComputedStyle(e).outlineStyle === 'solid' && parseFloat(getComputedStyle(e).outlineWidth) > 2)",
-        key,
-    )
+    """Whether the part with this container key has the tour's outline (once it is drawn: a
+    component such as the plane mounts after the page's run has ended)."""
+    tab.locator(f".st-key-{key}").first.wait_for(state="visible")
+    tab.wait_for_function(OUTLINED_JS, arg=key)  # a busy browser applies the style a moment later
+    return tab.evaluate(OUTLINED_JS, key)
 
 
 @pytest.mark.browser
@@ -234,7 +239,7 @@ def test_a_class_moves_through_the_tour_with_the_arrow_keys(browser, app_url):
         assert box is not None and box["y"] + box["height"] <= 720, box
         tab.keyboard.press("ArrowRight")
         wait_for_stop(tab, 4)
-        assert outlined(tab, TOUR_STOPS[3].highlight) and not outlined(tab, stop.highlight)
+        assert outlined(tab, TOUR_STOPS[3].highlight) and not tab.evaluate(OUTLINED_JS, stop.highlight)
         assert "hidden=4&" in tab.url  # the stop's own setup, loaded: one hidden layer of 4
         tab.keyboard.press("ArrowLeft")
         wait_for_stop(tab, 3)
