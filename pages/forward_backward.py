@@ -30,7 +30,6 @@ from pages.ui.forward import (
     STEP_KEY,
     STEPS_KEY,
     TAB_LABELS,
-    arrow_shortcuts,
     cached_gradient_report,
     cached_spread,
     current_view,
@@ -66,7 +65,7 @@ ui.page_header(
 )
 ui.show_link_notes(notes)
 lesson_link = ui.lesson_panel("fb_", "forward_backward", load, walk=walk_within)
-arrow_shortcuts(TOUR not in lesson_link)  # on a tour's stop, ← and → are the tour's: it walks the steps
+touring = TOUR in lesson_link  # on a tour's stop, ← and → are the tour's: it walks the steps
 
 # --- the network and the batch (sidebar) -----------------------------------------------------
 with st.sidebar:
@@ -120,7 +119,7 @@ if st.session_state.get(STEP_KEY) not in names:  # a new network, or the chosen 
 with steps_tab:
     index = names.index(st.session_state[STEP_KEY])
     prev_col, next_col, title_col = st.columns([1.8, 1.5, 7], vertical_alignment="center")
-    walk_buttons(names, index, (prev_col, next_col))
+    walk_buttons(names, index, (prev_col, next_col), arrows=not touring)
     pills = st.container()  # the jump pills: here, or on a projector below the step's numbers
     step = lesson.result.step(names[index])
     st.session_state.fb_step = step.name

@@ -122,7 +122,6 @@ def current_view() -> ForwardView:
 
 STEP_KEY = "fb_jump"  # the step shown: the "Jump to a step" pills' key
 STEPS_KEY = "fb_steps"  # the steps of the network on the page, in order
-ARROWS_KEY = "fb_arrow_keys"  # False: ← and → are not the Previous / Next buttons' (a tour owns them)
 
 
 def walk_steps() -> list[str]:
@@ -170,14 +169,9 @@ def walk_within(by: int, span: tuple[str, str]) -> bool:
     return True
 
 
-def arrow_shortcuts(on: bool) -> None:
-    """Whether ← and → press the page's Previous and Next buttons (on unless a tour says not)."""
-    st.session_state[ARROWS_KEY] = on
-
-
-def walk_buttons(names: list[str], index: int, box) -> None:
-    """◀ Previous and Next ▶ into the two columns of `box`; ← and → press them."""
-    arrows = st.session_state.get(ARROWS_KEY, True)
+def walk_buttons(names: list[str], index: int, box, arrows: bool = True) -> None:
+    """◀ Previous and Next ▶ into the two columns of `box`; ← and → press them unless `arrows` is
+    False (on a tour's stop, where the tour owns the keys)."""
     prev_col, next_col = box
     prev_col.button(
         "◀ Previous", key="fb_prev", on_click=step_back, width="stretch", disabled=index == 0,

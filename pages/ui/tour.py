@@ -21,7 +21,6 @@ Load = Callable[[Mapping[str, str]], None]
 Walk = Callable[[int, tuple[str, str]], bool]
 HIGHLIGHT = "#CC79A7"  # Okabe-Ito reddish purple: apart from the classes' orange and blue, both themes
 GOING = "tour_going"  # session key: the stop Back or Next asked for, for the run that follows
-ARROWS = "tour_arrows"  # session key: set while a tour's card owns ← and → on this run of the page
 
 
 def current_tour() -> tuple[Tour, int] | None:
@@ -35,7 +34,6 @@ def current_tour() -> tuple[Tour, int] | None:
 def tour_card(prefix: str, page: str, load: Load, walk: Walk | None = None) -> dict[str, str] | None:
     """On a page the link's tour has a stop on: its card (where the class is, what to say,
     what to do), its setup loaded on arrival, its highlight; the link's part. None outside a tour."""
-    st.session_state[ARROWS] = False
     if (named := st.query_params.get(TOUR)) is not None and named not in TOURS:
         show_link_notes([LinkNote(TOUR, named, "there is no tour of that name")])
     if (found := current_tour()) is None:
@@ -52,7 +50,6 @@ def tour_card(prefix: str, page: str, load: Load, walk: Walk | None = None) -> d
     if st.session_state.get(arrived) != (tour.key, number) or st.query_params.get(LOAD) == "1":
         st.session_state[arrived] = (tour.key, number)
         load(stop.query | link_query())  # the stop's setup, under any settings its link changed
-    st.session_state[ARROWS] = True
     _card(tour, number, stop, walk)
     return {TOUR: tour.key, STOP: str(number)}
 
@@ -102,8 +99,3 @@ def _go(tour: Tour, number: int) -> None:
 def _leave() -> None:
     """After the last stop: Home, the tour over."""
     st.switch_page("pages/home.py", query_params=switches_query())
-
-
-def in_tour() -> bool:
-    """Whether the page is a stop of a tour (its card says what the page header would)."""
-    return current_tour() is not None
