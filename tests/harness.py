@@ -121,7 +121,8 @@ def button(tab, label: str):
 
 def wait_for_app(tab, heading: str | None = None, title: bool = True) -> None:
     """Wait until the page's title is drawn (unless `title` is False: a tour's stop in projector
-    mode has none) and Streamlit has stopped running the script."""
+    mode has none), Streamlit has stopped running the script and, in a link to projector mode,
+    its style is in effect (it lands up to seconds after the page's first paint on a busy machine)."""
     if title:
         tab.wait_for_selector('[data-testid="stMain"] h1', state="visible")
     if heading:
@@ -131,6 +132,8 @@ def wait_for_app(tab, heading: str | None = None, title: bool = True) -> None:
         tab.wait_for_timeout(150)
         running = tab.locator('[data-testid="stStatusWidget"]').count() > 0
         quiet = 0 if running else quiet + 1
+    if "present=1" in tab.url:  # projector mode's style (st.html, drawn after the page's first paint)
+        tab.wait_for_function("() => getComputedStyle(document.documentElement).fontSize === '20px'")
 
 
 def open_tab(browser, url: str, heading: str, timeout_ms: int, size: tuple[int, int] = (1280, 720)):
