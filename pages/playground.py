@@ -116,7 +116,7 @@ def plane_and_numbers() -> None:
         icons = {"error": ":material/warning:", "warning": ":material/heart_broken:", "info": None}
         getattr(st, banner[0])(banner[1], icon=icons[banner[0]])
     points = plane_points(run.points, st.session_state.pg_show_test)
-    ui.plane(stream, now, points, ui.presenter(), ui.debug_mode())
+    ui.plane(stream, now, points, ui.presenter(), ui.debug_mode(), on_click=panels.plane_click)
     if failure := stream.take_failure():
         st.error(failure, icon=":material/error:")
     if ui.debug_mode():

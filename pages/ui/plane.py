@@ -7,6 +7,7 @@ from pages/ui/frames.py's route, one after the other, and asks the page to rerun
 run ends or the page must say something new (a diverged or dying run).
 """
 
+from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
@@ -190,6 +191,21 @@ export default function (component) {
     }
   };
 
+  // A click inside the axes: its point in the plane's own coordinates, for the page to act on.
+  if (!s.clicks) {
+    s.clicks = true;
+    canvas.addEventListener("click", (e) => {
+      const d = s.data.points, dpr = window.devicePixelRatio || 1;
+      const box = layout(Math.round(canvas.clientWidth * dpr), dpr);
+      const rect = canvas.getBoundingClientRect();
+      const px = (e.clientX - rect.left) * dpr, py = (e.clientY - rect.top) * dpr;
+      if (px < box.x || px > box.x + box.w || py < box.y || py > box.y + box.h) return;
+      const [x0, x1, y0, y1] = d.extent;
+      const x = x0 + ((px - box.x) / box.w) * (x1 - x0), y = y1 - ((py - box.y) / box.h) * (y1 - y0);
+      s.trigger("click", { x: Math.round(x * 1e4) / 1e4, y: Math.round(y * 1e4) / 1e4 });
+    });
+  }
+  canvas.style.cursor = data.clickable ? "crosshair" : "";
   s.image.onload = () => s.frame && draw();
   show(data.frame);
   if (!s.observer) {
@@ -209,6 +225,7 @@ export default function (component) {
 """
 
 _component = None
+PLANE_KEY = "pg_plane"
 
 
 def plane_stream() -> Stream:
@@ -219,11 +236,17 @@ def plane_stream() -> Stream:
 
 
 def plane(
-    stream: Stream, frame: dict[str, Any], points: dict[str, Any], presenter: bool, debug: bool
+    stream: Stream,
+    frame: dict[str, Any],
+    points: dict[str, Any],
+    presenter: bool,
+    debug: bool,
+    on_click: Callable[[float, float], None] | None = None,
 ) -> None:
     """The numbers and the plane: `frame` now (Stream.update's), `points` (plane_points'); while
     the stream plays, the canvas fetches its own frames. The canvas's data-step is the step of
-    the frame it drew last (tests wait on it)."""
+    the frame it drew last (tests wait on it). A click inside the axes calls `on_click(x, y)`
+    with the point in the plane's coordinates, before the page reruns."""
     global _component
     if _component is None:  # registered once per process
         _component = st.components.v2.component("mlp_plane", html=_HTML, css=_CSS, js=_JS)
@@ -237,5 +260,12 @@ def plane(
         "playing": stream.playing,
         "presenter": presenter,
         "debug": debug,
+        "clickable": on_click is not None,
     }
-    _component(key="pg_plane", data=data, on_ended_change=lambda: None)
+
+    def clicked() -> None:
+        click = st.session_state[PLANE_KEY].get("click")
+        if on_click is not None and click:
+            on_click(float(click["x"]), float(click["y"]))
+
+    _component(key=PLANE_KEY, data=data, on_ended_change=lambda: None, on_click_change=clicked)

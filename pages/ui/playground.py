@@ -36,6 +36,16 @@ def load(query: Mapping[str, str]) -> None:
     st.query_params.from_dict(dict(query) | switches_query())
 
 
+FOCUS_KEY = "pg_focus"  # the unit the plane shows instead of the output, (layer, unit), if any
+PROBE_KEY = "pg_probe"  # the point (x1, x2) last clicked while a unit is on the plane
+
+
+def plane_click(x: float, y: float) -> None:
+    """A click on the plane: with a unit on the plane, the point whose computation to show."""
+    if st.session_state.get(FOCUS_KEY) is not None:
+        st.session_state[PROBE_KEY] = (x, y)
+
+
 NETWORK_MIN_PX = 460  # the network view's narrowest: its labels ≥ 12 px (a projector's column is 482)
 PLAY_KEY = "Space"  # the bar's keyboard: Space plays and pauses, S takes one step
 STEP_KEY = "S"
