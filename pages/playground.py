@@ -24,6 +24,7 @@ PANEL_SECONDS = 1.0  # curves, confusion and unit maps change slowly: redraw the
 saved, notes = ui.page_settings("pg_", SPECS, lambda: from_query(ui.link_query()))
 st.session_state.setdefault("pg_playing", False)
 st.session_state.setdefault("pg_compare", st.query_params.get(COMPARE) == "1")
+st.session_state.setdefault("pg_show_test", True)
 
 ui.page_header(
     "2D playground",
@@ -48,7 +49,6 @@ with st.sidebar:
         disabled=dict.fromkeys(("kind", "n", "noise", "classes"), from_file),
         labels={"classes": "Arms" if kind == "spiral" else "Classes"},
     )  # fmt: skip
-    st.toggle("Show test points", value=True, key="pg_show_test")
     seed_col, regen_col = st.columns(2, vertical_alignment="bottom")
     with seed_col:
         ui.control("pg_", SPECS, "data_seed")
@@ -117,6 +117,7 @@ def plane_and_numbers() -> None:
         getattr(st, banner[0])(banner[1], icon=icons[banner[0]])
     points = plane_points(run.points, st.session_state.pg_show_test)
     ui.plane(stream, now, points, ui.presenter(), ui.debug_mode(), on_click=panels.plane_click)
+    panels.view_toggles()  # under the plane, as in TensorFlow Playground
     if failure := stream.take_failure():
         st.error(failure, icon=":material/error:")
     if ui.debug_mode():

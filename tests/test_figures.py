@@ -18,7 +18,7 @@ import mlp.figures.tensors
 from mlp.data import gallery, load_sample
 from mlp.figures.classes import confusion_figure, probability_bars
 from mlp.figures.curves import compare_figure, epoch_curves_figure, live_curves_figure, lr_figure
-from mlp.figures.plane import neurons_image, plane_view, toy_gallery
+from mlp.figures.plane import MAX_SHADE, boundary_rgba, neurons_image, plane_view, toy_gallery
 from mlp.figures.style import for_presenter, png_data_uri
 from mlp.figures.tensors import spread_figure, tensor_heatmap
 from mlp.lessons.init_spread import activation_spread
@@ -114,6 +114,16 @@ def test_the_plane_is_plain_data_a_canvas_can_draw():
     assert len(view["train"]) == len(run.points.y_train) and len(view["test"]) == len(run.points.y_test)
     assert view["xticks"] == [-1.0, 0.0, 1.0] and view["extent"] == list(run.points.extent)
     assert plane_view(run.grid_probs(), run.points, show_test=False)["test"] == []
+
+
+def test_a_discretized_boundary_keeps_the_regions_and_drops_the_shading():
+    rng = np.random.default_rng(0)
+    probs = rng.dirichlet(np.ones(3), size=(20, 20))  # sure and unsure cells alike
+    shaded, discrete = boundary_rgba(probs), boundary_rgba(probs, discrete=True)
+    assert (discrete[..., :3] == shaded[..., :3]).all()  # the same class in every cell
+    assert len(np.unique(shaded[..., 3])) > 10  # shaded: as opaque as the network is sure
+    assert set(np.unique(discrete[..., 3])) == {round(255 * MAX_SHADE)}  # discrete: one opacity
+    assert discrete[..., 3].min() >= shaded[..., 3].max()
 
 
 def test_unit_maps_are_images_scaled_pixel_for_pixel():

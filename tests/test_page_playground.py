@@ -11,6 +11,7 @@ from urllib.parse import urlencode
 
 import pytest
 import torch
+from playwright.sync_api import expect
 
 from mlp.curriculum.catalogue import LESSONS
 from mlp.io import model_from_bytes
@@ -110,6 +111,19 @@ def test_divergence_pauses_with_a_banner(at):
 def query(app) -> dict[str, str]:
     """The address bar's parameters as plain strings (AppTest keeps each as a list)."""
     return {k: v[-1] if isinstance(v, list) else v for k, v in app.query_params.items()}
+
+
+def test_discretize_changes_the_planes_look_and_nothing_in_training(at):
+    at.button(key="pg_step").click().run()
+    trainer = at.session_state["pg_run"].trainer
+    stepper, shaded = trainer.stepper, plane_data(at)["frame"]
+    at.toggle(key="pg_discretize").set_value(True).run()
+    frame = plane_data(at)["frame"]
+    assert frame["discrete"] and not shaded["discrete"] and frame["image"] != shaded["image"]
+    assert at.query_params["discrete"] == "True"
+    assert at.session_state["pg_run"].trainer is trainer and trainer.stepper is stepper  # Adam's moments kept
+    at.toggle(key="pg_show_test").set_value(False).run()
+    assert plane_data(at)["points"]["test"] == [] and trainer.stepper is stepper
 
 
 def test_the_link_reproduces_the_settings_and_bad_parameters_warn():
@@ -254,6 +268,21 @@ def test_play_in_chromium_advances_and_redraws_then_pauses(page, app_url):
     assert step_metric(page) == paused and plane_step(page) == paused
     assert page.locator('[data-testid="stException"]').count() == 0
     shoot(page, "playground-paused.png")
+
+
+@pytest.mark.browser
+def test_discretize_output_in_chromium_redraws_the_plane_in_flat_regions(page, app_url):
+    page.goto(f"{app_url}/playground")
+    wait_for_app(page, heading="2D playground")
+    canvas = page.locator(".st-key-pg_plane canvas")
+    expect(canvas).to_have_attribute("data-discrete", "false")
+    page.get_by_text("Discretize output").click()
+    expect(canvas).to_have_attribute("data-discrete", "true")
+    assert "discrete=True" in page.url
+    page.get_by_role("button", name="Play").click()
+    wait_for_plane(page, 20)  # frames that train keep the look
+    expect(canvas).to_have_attribute("data-discrete", "true")
+    page.get_by_role("button", name="Pause").click()
 
 
 # How many weights the network view says are exactly 0 (-1 while it says nothing about them).

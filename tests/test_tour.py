@@ -59,7 +59,7 @@ def test_a_link_names_a_stop_or_falls_back_to_none():
 def test_every_part_a_stop_points_at_is_drawn_on_its_page():
     """A highlight is a container's key (its CSS class st-key-<key>): each must be in the page's code."""
     code = "\n".join(p.read_text() for p in [*ROOT.glob("pages/*.py"), *ROOT.glob("pages/ui/*.py")])
-    keys = set(re.findall(r"""key=["']([a-z_]+)["']""", code))
+    keys = set(re.findall(r"""(?:key=|_KEY = )["']([a-z_]+)["']""", code))  # or a named key
     assert {key for keys_ in HIGHLIGHTS.values() for key in keys_} <= keys
 
 

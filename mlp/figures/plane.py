@@ -37,14 +37,19 @@ class LabelledPoints(Protocol):
     extent: tuple[float, float, float, float]
 
 
-def boundary_rgba(probs: np.ndarray) -> np.ndarray:
-    """Each cell in its winning class's colour, more opaque the surer the model is."""
+def boundary_rgba(probs: np.ndarray, discrete: bool = False) -> np.ndarray:
+    """Each cell in its winning class's colour, more opaque the surer the model is; `discrete`
+    (TensorFlow Playground's "Discretize output"): every cell as opaque as a sure one, so the
+    regions and their edges show, not the confidence."""
     k = probs.shape[-1]
     winner = probs.argmax(-1)
-    confidence = (probs.max(-1) - 1 / k) / (1 - 1 / k)  # 0 at a coin toss, 1 when certain
     rgba = np.empty((*winner.shape, 4), dtype=np.uint8)
     rgba[..., :3] = RGB[winner % len(RGB)]
-    rgba[..., 3] = (255 * MAX_SHADE * np.clip(confidence, 0, 1) ** 0.7).astype(np.uint8)
+    if discrete:
+        rgba[..., 3] = round(255 * MAX_SHADE)
+    else:
+        confidence = (probs.max(-1) - 1 / k) / (1 - 1 / k)  # 0 at a coin toss, 1 when certain
+        rgba[..., 3] = (255 * MAX_SHADE * np.clip(confidence, 0, 1) ** 0.7).astype(np.uint8)
     return rgba
 
 
@@ -57,9 +62,9 @@ def nice_ticks(lo: float, hi: float, target: int = 5) -> list[float]:
     return [round(first + i * step, 10) for i in range(int((hi - first) / step + 1e-9) + 1)]
 
 
-def boundary_image(probs: np.ndarray) -> str:
+def boundary_image(probs: np.ndarray, discrete: bool = False) -> str:
     """The shaded boundary over the plane (res, res, K probabilities) as a small PNG data URI."""
-    return png_data_uri(boundary_rgba(probs)[::-1])  # PNG rows run top first; the grid's bottom first
+    return png_data_uri(boundary_rgba(probs, discrete)[::-1])  # PNG rows run top first, the grid bottom first
 
 
 def plane_points(points: LabelledPoints, show_test: bool = True) -> dict:

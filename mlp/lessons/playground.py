@@ -90,6 +90,12 @@ class Settings:
              help=f"Optimizer steps a second while playing. {CLASS_PACE}: a class's pace, the boundary "
              "forming over 10-30 s; projector mode and tours start there."),
     )  # on the page's control bar, not in the sidebar  # fmt: skip
+    discretize: bool = setting(
+        False,
+        Spec("discrete", choices=(False, True), label="Discretize output",
+             help="Each region in its class's one colour, without the shading of how sure the network "
+             "is: where the boundary runs shows at a glance (TensorFlow Playground's toggle)."),
+    )  # under the plane; a view of the run, it changes nothing in training  # fmt: skip
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "hidden", tuple(int(h) for h in self.hidden))

@@ -119,9 +119,12 @@ class Playground:
 
     @locked
     def apply(self, settings: Settings) -> None:
-        """New training settings, same network: training goes on from the current weights."""
+        """New training settings, same network: training goes on from the current weights. A change
+        that training doesn't see (the speed, the plane's look) keeps the optimizer's state too."""
         self.settings = settings
         cfg = settings.train_config(len(self.points.y_train))
+        if cfg == self.trainer.cfg:
+            return
         self.trainer.reconfigure(cfg)
         if self.twin is not None:
             self.twin.reconfigure(replace(cfg, engine=self.other_engine))
@@ -282,16 +285,20 @@ class Playground:
     @locked
     def engine_gap(self) -> dict[str, float] | None:
         """How far apart the two engines are: largest loss and weight differences so far."""
-        if self.twin is None:
-            return None
-        a, b = self.trainer.history.epochs, self.twin.history.epochs
-        n = min(len(a), len(b))
-        loss = max((abs(a[i].train_loss - b[i].train_loss) for i in range(n)), default=0.0)
-        weights = max(
-            (p - q).abs().max().item()
-            for p, q in zip(self.trainer.model.parameters(), self.twin.model.parameters(), strict=True)
-        )
-        return {"loss": loss, "weights": weights, "epochs": n}
+        return None if self.twin is None else trainers_gap(self.trainer, self.twin)
+
+
+def trainers_gap(one: Trainer, other: Trainer) -> dict[str, float]:
+    """Largest train-loss and weight differences between two trainers of one network, and the
+    epochs compared."""
+    a, b = one.history.epochs, other.history.epochs
+    n = min(len(a), len(b))
+    loss = max((abs(a[i].train_loss - b[i].train_loss) for i in range(n)), default=0.0)
+    weights = max(
+        (p - q).abs().max().item()
+        for p, q in zip(one.model.parameters(), other.model.parameters(), strict=True)
+    )
+    return {"loss": loss, "weights": weights, "epochs": n}
 
 
 def _shown_numbers(run: Playground) -> tuple[int, int, float | None, float | None, float | None]:

@@ -165,7 +165,8 @@ class Stream:
         frame = {
             "seq": self.seq,
             "step": live.step,
-            "image": boundary_image(live.probs),
+            "image": boundary_image(live.probs, run.settings.discretize),
+            "discrete": run.settings.discretize,
             "metrics": live.metrics,
             "banner": live.banner,
             "finished": live.finished,

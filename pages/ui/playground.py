@@ -46,6 +46,13 @@ def plane_click(x: float, y: float) -> None:
         st.session_state[PROBE_KEY] = (x, y)
 
 
+def view_toggles() -> None:
+    """How the plane looks: the test points shown or not, the output discretized or shaded."""
+    with st.container(horizontal=True, gap="medium"):
+        st.toggle("Show test points", key="pg_show_test")
+        control("pg_", SPECS, "discretize")
+
+
 NETWORK_MIN_PX = 460  # the network view's narrowest: its labels ≥ 12 px (a projector's column is 482)
 PLAY_KEY = "Space"  # the bar's keyboard: Space plays and pauses, S takes one step
 STEP_KEY = "S"
