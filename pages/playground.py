@@ -28,7 +28,8 @@ st.session_state.setdefault("pg_compare", st.query_params.get(COMPARE) == "1")
 ui.page_header(
     "2D playground",
     "Train a small network on toy data and watch it carve up the plane. Every class is a colour; "
-    "the shading is how sure the network is. Filled points train the network, hollow ones test it.",
+    "the shading is how sure the network is (in a regression, the value it predicts: blue below 0, "
+    "orange above). Filled points train the network, hollow ones test it.",
 )
 ui.show_link_notes(notes)
 lesson_link = ui.lesson_panel("pg_", "playground", panels.load)

@@ -130,7 +130,7 @@ def test_the_run_shows_values_mse_and_r2_and_no_confusion():
     scores = playground_scores(run.trainer.history)  # R² in the accuracy slot: the page skips them
     assert len(scores) == 200
     picture = network_picture(run)
-    assert picture.labels[-1] == ["value"] and picture.maps[-1].min() < 0  # the output itself, no softmax
+    assert picture.labels[-1] == ["ŷ"] and picture.maps[-1].min() < 0  # the output itself, no softmax
     assert hidden_space(replace_hidden(run)) is None
 
 

@@ -18,7 +18,7 @@ from mlp.train import eval_mode
 from mlp.train.penalty import penalised, zero_count
 
 MAX_UNITS = 16  # units drawn per layer; the rest are counted
-REGRESSION_OUTPUT = "value"  # a regression's one output unit, as the view labels it
+REGRESSION_OUTPUT = "ŷ"  # a regression's one output unit, as the view labels it: the prediction
 
 
 @dataclass
