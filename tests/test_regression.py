@@ -164,7 +164,11 @@ def test_the_curves_show_mse_and_r2():
 def test_the_regression_preset_round_trips_through_its_link_and_hides_classes():
     assert from_query(to_query(PRESET)) == (PRESET, [])
     settings, notes = from_query({"data": "reg-plane", "classes": "4"})
-    assert settings.kind == "reg-plane" and settings.classes == 2 and [n.key for n in notes] == ["classes"]
+    assert (
+        settings.kind == "reg-plane"
+        and settings.classes == 2
+        and [n.reason for n in notes] == ["this data set is a regression: it has no classes"]
+    )
     with pytest.raises(ValueError, match="is a regression: it has no classes"):
         Settings(kind="reg-gauss", classes=3)
     assert (

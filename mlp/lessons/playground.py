@@ -160,7 +160,12 @@ def from_query(query: Mapping[str, Any], base: Settings | None = None) -> tuple[
     notes = file_notes + notes
     if (classes := class_count(values["kind"], values["classes"])) != values["classes"]:
         if "classes" in given:
-            notes.append(LinkNote("classes", str(values["classes"]), "this data set has 2 classes"))
+            has = (
+                "is a regression: it has no classes"
+                if task_of(values["kind"]) == "regress"
+                else "has 2 classes"
+            )
+            notes.append(LinkNote("classes", str(values["classes"]), f"this data set {has}"))
         values["classes"] = classes
     if engine_problem(values["engine"], values["dropout"]):
         notes.append(LinkNote("dropout", str(values["dropout"]), "the manual engine has no dropout"))
