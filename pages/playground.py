@@ -42,7 +42,11 @@ with st.sidebar:
     )
     st.subheader("Data")
     upload = st.file_uploader(
-        "Your points (CSV: x1, x2, label)", "csv", key="pg_upload", max_upload_size=2, help=panels.UPLOAD_HELP
+        "Your points (CSV: x1, x2, label or value)",
+        "csv",
+        key="pg_upload",
+        max_upload_size=2,
+        help=panels.UPLOAD_HELP,
     )
     from_file = upload is not None  # the file decides the points: what makes points doesn't apply
     kind = st.session_state.pg_kind

@@ -110,6 +110,14 @@ def test_both_engines_fit_the_plane_and_report_mse_and_r2(engine):
     assert last.val_loss < 1e-3 and last.val_acc > 0.99 and math.isnan(last.train_acc)  # R²; no accuracy
 
 
+def test_the_mse_loss_wants_one_output():
+    X, y = make_2d("reg-plane", 50, seed=0)
+    with pytest.raises(ValueError, match=r"The MSE loss fits one output .* this network has 2"):
+        Trainer(MLP(2, [], 2), (X, y), cfg=TrainConfig(loss="mse", device="cpu"))
+    with pytest.raises(ValueError, match="Unknown loss 'l1'; choose one of cross_entropy, mse"):
+        TrainConfig(loss="l1")
+
+
 def test_the_engines_agree_on_a_regression_in_lockstep():
     run = current_run(None, replace(PRESET, engine="manual", optimizer="sgd", lr=0.1))
     run.compare(True)

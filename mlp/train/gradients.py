@@ -114,9 +114,19 @@ def check_engine(model: nn.Module, engine: str) -> None:
         raise ValueError(problem)
 
 
+def check_loss(model: nn.Module, loss: str) -> None:
+    """Raise ValueError if `loss` can't train `model`: the MSE fits one output, a regression's value."""
+    config = getattr(model, "config", None)
+    if loss == "mse" and config is not None and config.d_out != 1:
+        raise ValueError(
+            f"The MSE loss fits one output (a regression's value); this network has {config.d_out}."
+        )
+
+
 def make_gradients(model: nn.Module, cfg: TrainConfig, device: torch.device):
     """The gradient source cfg.engine names, checked against the model."""
     check_engine(model, cfg.engine)
+    check_loss(model, cfg.loss)
     if cfg.engine == "manual":
         return ManualGradients(model, device, cfg.l1, cfg.l2, cfg.loss)
     return AutogradGradients(model, cfg, device)
