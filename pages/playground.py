@@ -41,13 +41,8 @@ with st.sidebar:
         "Preset", list(PRESETS), key="pg_preset", index=None, placeholder="Load…", on_change=panels.preset
     )
     st.subheader("Data")
-    upload = st.file_uploader(
-        "Your points (CSV: x1, x2, label or value)",
-        "csv",
-        key="pg_upload",
-        max_upload_size=2,
-        help=panels.UPLOAD_HELP,
-    )
+    upload = st.file_uploader("Your points (CSV: x1, x2, label or value)", "csv", key="pg_upload",
+                              max_upload_size=2, help=panels.UPLOAD_HELP)  # fmt: skip
     from_file = upload is not None  # the file decides the points: what makes points doesn't apply
     kind = st.session_state.pg_kind
     ui.controls(
