@@ -187,6 +187,16 @@ def test_the_regression_preset_shows_mse_and_r2_a_colour_scale_and_no_confusion(
     assert query(at)["data"] == "reg-gauss"
 
 
+def test_a_challenge_waits_for_a_classification_set_and_nothing_breaks():
+    at = open_page(PAGE, {"challenge": "moons-20"})
+    at.selectbox(key="pg_preset").set_value("regression").run()
+    at.button(key="pg_epoch").click().run()
+    assert not at.exception and at.session_state["pg_run"].points.task == "regress"
+    assert "Challenges score a classifier's accuracy: pick a classification data set." in [
+        c.value for c in at.caption
+    ]
+
+
 def test_a_csv_of_values_becomes_a_regression(at):
     rows = "".join(f"{i},{(i * 7) % 11},{((i * 7) % 11) / 10 - 0.5}\n" for i in range(60))
     at.file_uploader(key="pg_upload").upload("vals.csv", ("x1,x2,value\n" + rows).encode(), "text/csv").run()
