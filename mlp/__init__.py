@@ -6,7 +6,7 @@ Layers; arrows point down (tests/test_repo.py checks it):
         model.py      the MLP as an nn.Module, seeded inits, to and from the notes' [(W, b)]
         manual.py     the same network with every step of forward and backprop written out
         gradcheck.py  manual gradients against autograd (float64) and finite differences
-        metrics.py    confusion matrix, per-class scores, top-k
+        metrics.py    confusion matrix, per-class scores, top-k, MSE and R²
         device.py     CUDA, then Apple MPS, then the CPU; CPU threads for a block
         io.py         models to safetensors and back, the architecture in the metadata
         errors.py     errors a person caused, with their own text kept apart

@@ -37,6 +37,14 @@ class CommonOps:
         return (probs - Y) / len(probs)  # (N, K): d(mean loss)/d logits
 
     @staticmethod
+    def mse(z, y):
+        return ((z[:, 0] - y) ** 2).mean()  # (N, 1) logits: the one output ŷ; (1/N) Σ (ŷ - y)²
+
+    @staticmethod
+    def dmse(z, y):
+        return (2 * (z[:, 0] - y) / len(z))[:, None]  # (N, 1): d(MSE)/dŷ = 2 (ŷ - y) / N
+
+    @staticmethod
     def weight_grad(a_prev, dz):
         return a_prev.T @ dz  # (n_in, N) @ (N, n_out) -> (n_in, n_out)
 
@@ -477,6 +485,7 @@ def train_step(
     activation: str = "relu",
     l1: float = 0.0,
     l2: float = 0.0,
+    loss: str = "cross_entropy",
 ) -> tuple[Array, Array, list[tuple[Array, Array]]]:
     """(loss, logits, [(dW, db)] per layer): the training engine's way into this module.
 
@@ -484,6 +493,8 @@ def train_step(
     backprop needs: on a small network each Python-level step is a large part of the cost.
     With `l1`, `l2`: the loss is cross-entropy + λ₁·Σ|W| + λ₂·ΣW² over the weights (not the
     biases), and each dW gets the penalty's gradient λ₁·sign(W) + 2λ₂·W added by hand.
+    With loss="mse" (a regression: one output, real-valued y), the loss is (1/N) Σ (ŷ - y)² and
+    backprop starts from dz_L = 2 (ŷ - y) / N instead of (P - Y) / N.
     """
     ops = BACKENDS[backend_of(X)]
     act, act_grad = getattr(ops, activation), getattr(ops, f"{activation}_grad")
@@ -493,14 +504,18 @@ def train_step(
         pre.append(z)
         if l < len(params):
             inputs.append(act(z))
-    probs = ops.softmax(z)
-    dz = ops.dlogits(probs, ops.one_hot(y, probs.shape[1], probs))
+    if loss == "mse":
+        y = y.to(z.dtype) if torch.is_tensor(y) else y.astype(z.dtype)
+        dz = ops.dmse(z, y)
+    else:
+        probs = ops.softmax(z)
+        dz = ops.dlogits(probs, ops.one_hot(y, probs.shape[1], probs))
     grads: list[tuple[Array, Array]] = []
     for l in range(len(params) - 1, -1, -1):
         grads.append((ops.weight_grad(inputs[l], dz), ops.bias_grad(dz)))
         if l:
             dz = ops.preact_grad(ops.input_grad(dz, params[l][0]), act_grad(pre[l - 1]))
-    loss, grads = ops.cross_entropy(z, y), grads[::-1]
+    loss, grads = (ops.mse(z, y) if loss == "mse" else ops.cross_entropy(z, y)), grads[::-1]
     if l1 or l2:  # the penalty is a sum over weights: its gradient adds to dW and to nothing else
         loss = loss + sum(ops.penalty(W, l1, l2) for W, _ in params)
         pairs = zip(grads, params, strict=True)

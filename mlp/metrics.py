@@ -1,4 +1,4 @@
-"""Classification metrics from labels and probabilities, as plain NumPy."""
+"""Classification metrics from labels and probabilities, regression metrics from values, as plain NumPy."""
 
 from __future__ import annotations
 
@@ -9,6 +9,22 @@ def confusion_matrix(y_true: np.ndarray, y_pred: np.ndarray, k: int) -> np.ndarr
     """Counts (k, k): row = true class, column = predicted class."""
     y_true, y_pred = np.asarray(y_true, dtype=np.int64), np.asarray(y_pred, dtype=np.int64)
     return np.bincount(y_true * k + y_pred, minlength=k * k).reshape(k, k)
+
+
+def mse(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    """Mean squared error, (1/N) Σ (ŷ - y)² (no ½): the regression loss every engine uses."""
+    y_true, y_pred = np.asarray(y_true, dtype=np.float64), np.asarray(y_pred, dtype=np.float64)
+    return float(np.mean((y_pred - y_true) ** 2)) if len(y_true) else float("nan")
+
+
+def r2_score(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    """R² = 1 - SS_res / SS_tot: 1 for a perfect fit, 0 for predicting the mean, negative for worse.
+    NaN when the values don't vary (SS_tot = 0) or there are none."""
+    y_true, y_pred = np.asarray(y_true, dtype=np.float64), np.asarray(y_pred, dtype=np.float64)
+    ss_tot = float(np.sum((y_true - y_true.mean()) ** 2)) if len(y_true) else 0.0
+    if ss_tot == 0:
+        return float("nan")
+    return 1.0 - float(np.sum((y_true - y_pred) ** 2)) / ss_tot
 
 
 def per_class(confusion: np.ndarray) -> list[dict]:

@@ -56,8 +56,8 @@ with left:
             "2D playground",
             ":material/scatter_plot:",
             "Train a network live on blobs, moons, circles, XOR, a spiral or your own points and watch "
-            "the decision boundary form; compare optimizers, depths, initialisations, and manual "
-            "backprop against autograd.",
+            "the decision boundary form, or fit real values (a regression); compare optimizers, "
+            "depths, initialisations, and manual backprop against autograd.",
         ),
         (
             "pages/mnist.py",

@@ -29,7 +29,8 @@ st.session_state.setdefault("pg_show_test", True)
 ui.page_header(
     "2D playground",
     "Train a small network on toy data and watch it carve up the plane. Every class is a colour; "
-    "the shading is how sure the network is. Filled points train the network, hollow ones test it.",
+    "the shading is how sure the network is (in a regression, the value it predicts: blue below 0, "
+    "orange above). Filled points train the network, hollow ones test it.",
 )
 ui.show_link_notes(notes)
 lesson_link = ui.lesson_panel("pg_", "playground", panels.load)
@@ -41,7 +42,8 @@ with st.sidebar:
         "Preset", list(PRESETS), key="pg_preset", index=None, placeholder="Load…", on_change=panels.preset
     )
     st.subheader("Data")
-    upload = st.file_uploader("Your points (CSV: x1, x2, label)", "csv", key="pg_upload", max_upload_size=2)
+    upload = st.file_uploader("Your points (CSV: x1, x2, label or value)", "csv", key="pg_upload",
+                              max_upload_size=2, help=panels.UPLOAD_HELP)  # fmt: skip
     from_file = upload is not None  # the file decides the points: what makes points doesn't apply
     kind = st.session_state.pg_kind
     ui.controls(
@@ -137,9 +139,13 @@ def network_and_curves() -> None:
         picture = panels.network_view(run)
     with st.container(key="pg_curves"):
         train = train_curve_name(run.settings)  # with L1 or L2 on, the train loss includes the penalty
-        figure = epoch_curves_figure(run.curves(), run.twin_curves(), height=PANEL_HEIGHT, train=train)
+        regress = run.points.task == "regress"  # MSE and R², no confusion matrix, no challenge scores
+        curves = run.curves(), run.twin_curves()
+        figure = epoch_curves_figure(*curves, height=PANEL_HEIGHT, train=train, regress=regress)
         ui.chart(figure, key="pg_curves_chart")
-        if challenge is not None:  # checked live, against what the run has reached so far
+        if challenge is not None and regress:
+            st.caption("Challenges score a classifier's accuracy: pick a classification data set.")
+        elif challenge is not None:  # checked live, against what the run has reached so far
             scores = playground_scores(run.trainer.history)
             ui.challenge_status("pg_", challenge, run.settings, scores, link(run.settings) | challenge_link)
         if (gap := run.engine_gap()) is not None:
@@ -147,10 +153,11 @@ def network_and_curves() -> None:
                 f"Engines side by side over {gap['epochs']:,} epochs: largest |Δ train loss| = "
                 f"{gap['loss']:.1e}, largest |Δ weight| = {gap['weights']:.1e} (float32 rounding)."
             )
-    confusion, _ = st.columns([1, 1])
-    with confusion:
-        st.caption("Confusion matrix on the test points")
-        ui.chart(confusion_figure(run.confusion("test")), key="pg_confusion")
+    if not regress:  # a regression has no classes to confuse
+        confusion, _ = st.columns([1, 1])
+        with confusion:
+            st.caption("Confusion matrix on the test points")
+            ui.chart(confusion_figure(run.confusion("test")), key="pg_confusion")
     panels.unit_panel(run, picture)
 
 

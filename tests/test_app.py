@@ -71,7 +71,7 @@ def test_home_page_renders_without_exceptions():
         labels.setdefault(link.proto.page, []).append(link.proto.label)
     assert "**Forward & backward, step by step**" in labels["forward_backward"]
     assert "**2D playground**" in labels["playground"] and "**MNIST**" in labels["mnist"]
-    assert sum(map(len, labels.values())) == 3 + 12 + 6 + 1  # the pages, lessons, challenges, the tour
+    assert sum(map(len, labels.values())) == 3 + 13 + 6 + 1  # the pages, lessons, challenges, the tour
     tour = next(link for link in at.get("page_link") if "Guided tour" in link.proto.label)
     assert tour.proto.page == "forward_backward" and "tour=how-an-mlp-learns" in tour.proto.query_string
 

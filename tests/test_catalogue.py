@@ -126,6 +126,24 @@ def test_circles_need_squares_or_a_hidden_layer_on_five_seeds():
     holds_on_seeds(circles_need_squares_or_a_hidden_layer)
 
 
+def bumps_need_hidden_units(k: int) -> list[str]:
+    lesson = LESSONS["regression-bumps"]
+    flat, bent = trained(lesson.setup, k=k), trained(lesson.compare[0][1], k=k)
+    assert flat.trainer.cfg.loss == bent.trainer.cfg.loss == "mse" and flat.model.config.d_out == 1
+    plane, bumps = last(flat).val_acc, last(bent).val_acc  # a regression's val_acc is its test R²
+    # measured: no hidden layer -0.025 0.031 -0.002 0.013 0.012; 16-16 tanh 0.962 0.950 0.943 0.955 0.967
+    return [f"plane R² {plane:.3f}"] * (plane >= 0.3) + [f"hidden layers R² {bumps:.3f}"] * (bumps < 0.8)
+
+
+def test_bumps_need_hidden_units():
+    assert bumps_need_hidden_units(0) == []
+
+
+@pytest.mark.slow
+def test_bumps_need_hidden_units_on_five_seeds():
+    holds_on_seeds(bumps_need_hidden_units)
+
+
 def depth_beats_width_early(k: int) -> list[str]:
     lesson = LESSONS["width-depth"]
     wide, deep = trained(lesson.setup, k=k), trained(lesson.compare[0][1], k=k)

@@ -238,7 +238,7 @@ def test_bad_link_parameters_are_skipped_with_notes_that_never_repeat_them():
         "lr": "lr must be a number between 0.0001 and 10",
         "n": "n must be between 50 and 2000",
         "hidden": "hidden must be 0 to 8 layers of 1 to 128 units, separated by commas, e.g. 32, 32",
-        "data": "kind must be one of blobs, moons, circles, xor, spiral, teacher",
+        "data": "kind must be one of blobs, moons, circles, xor, spiral, teacher, reg-plane, reg-gauss",
         "foo": "this page has no such setting",
         "sps": "speed must be a whole number between 1 and 2000",
         "noise": "noise must be a finite number",

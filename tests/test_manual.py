@@ -157,3 +157,31 @@ def test_unknown_activation_lists_the_choices():
     params, X, y = random_problem(2, depth=1)
     with pytest.raises(ValueError, match="relu, leaky_relu, gelu, tanh, sigmoid"):
         forward_backward(params, X, y, "swish")
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+@pytest.mark.parametrize("seed", range(3))
+def test_mse_gradients_by_hand_equal_autograd(activation, backend, seed):
+    """A regression's step: one output, MSE = (1/N) Σ (ŷ - y)², backprop from dz = 2(ŷ - y)/N."""
+    rng = np.random.default_rng(seed)
+    n, d_in, depth = int(rng.integers(1, 17)), int(rng.integers(1, 6)), int(rng.integers(0, 4))
+    model = MLP(d_in, [int(w) for w in rng.integers(1, 9, size=depth)], 1, activation, "xavier", seed=seed)
+    model = model.double()
+    g = torch.Generator().manual_seed(seed)
+    X, y = (
+        torch.randn(n, d_in, generator=g, dtype=torch.float64),
+        torch.randn(n, generator=g, dtype=torch.float64),
+    )
+    loss = F.mse_loss(model(X)[:, 0], y)  # PyTorch's own MSE: the mean of squares, no ½
+    loss.backward()
+    params = model.to_manual("numpy" if backend == "numpy" else "torch")
+    inputs = (X.numpy(), y.numpy()) if backend == "numpy" else (X, y)
+    manual_loss, z, grads = train_step(params, *inputs, activation, l2=0.01 * seed, loss="mse")
+    l2 = 0.01 * seed * sum(float((layer.weight.detach() ** 2).sum()) for layer in model.layers)
+    assert np.shape(z) == (n, 1) and abs(float(manual_loss) - (loss.item() + l2)) < 1e-12
+    for (dW, db), layer in zip(grads, model.layers, strict=True):
+        W = layer.weight.detach()
+        expected = layer.weight.grad.T + 2 * 0.01 * seed * W.T
+        assert torch.allclose(torch.as_tensor(np.asarray(dW)), expected, atol=1e-12)
+        assert torch.allclose(torch.as_tensor(np.asarray(db)), layer.bias.grad, atol=1e-12)

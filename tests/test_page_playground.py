@@ -19,9 +19,10 @@ from mlp.lessons.playground import PRESETS, to_query
 from mlp.runs.playground import current_run
 from pages.ui.frames import GONE, LEASE_SECONDS, PATH, TOKEN_HEADER, serve_frame
 from tests.conftest import open_page, shoot, wait_for_app
-from tests.harness import plane_metric
+from tests.harness import ARTIFACTS, button, plane_metric
 
 PAGE = "pages/playground.py"
+PRESETS_LINK = {name: to_query(settings) for name, settings in PRESETS.items()}
 
 
 def plane_data(app) -> dict:
@@ -187,6 +188,36 @@ def test_a_good_csv_becomes_the_data(at):
     assert at.slider(key="pg_n").disabled and at.slider(key="pg_classes").disabled
 
 
+def test_the_regression_preset_shows_mse_and_r2_a_colour_scale_and_no_confusion(at):
+    at.selectbox(key="pg_preset").set_value("regression").run()
+    at.button(key="pg_epoch").click().run()
+    assert not at.exception and at.session_state["pg_run"].points.task == "regress"
+    assert [label for label, _ in plane_data(at)["frame"]["metrics"]][2:] == [
+        "Train loss (MSE)", "Test loss (MSE)", "Test R²",
+    ]  # fmt: skip
+    assert plane_data(at)["points"]["scale"]["label"] == "value (output and label)"
+    assert "pg_classes" not in [s.key for s in at.sidebar.slider]  # no classes to count
+    assert "Confusion matrix on the test points" not in [c.value for c in at.caption]
+    assert query(at)["data"] == "reg-gauss"
+
+
+def test_a_challenge_waits_for_a_classification_set_and_nothing_breaks():
+    at = open_page(PAGE, {"challenge": "moons-20"})
+    at.selectbox(key="pg_preset").set_value("regression").run()
+    at.button(key="pg_epoch").click().run()
+    assert not at.exception and at.session_state["pg_run"].points.task == "regress"
+    assert "Challenges score a classifier's accuracy: pick a classification data set." in [
+        c.value for c in at.caption
+    ]
+
+
+def test_a_csv_of_values_becomes_a_regression(at):
+    rows = "".join(f"{i},{(i * 7) % 11},{((i * 7) % 11) / 10 - 0.5}\n" for i in range(60))
+    at.file_uploader(key="pg_upload").upload("vals.csv", ("x1,x2,value\n" + rows).encode(), "text/csv").run()
+    assert not at.exception and "60 points with real values (a regression)" in at.success[0].value
+    assert at.session_state["pg_run"].points.task == "regress" and metric(at, "Test R²") == "–"
+
+
 def test_bad_hidden_widths_keep_the_network(at):
     at.text_input(key="pg_hidden").input("16, banana").run()
     assert "not a whole number" in at.sidebar.error[0].value
@@ -341,6 +372,33 @@ def test_hammering_the_buttons_while_playing_trains_exactly_as_a_run_alone(page,
     assert steps > 0
     assert all(torch.equal(a, b) for a, b in zip(alone.model.parameters(), model.parameters(), strict=True))
     assert page.locator('[data-testid="stException"]').count() == 0
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_regression_plays_in_chromium_with_r2_and_its_colour_scale(browser, app_url, scheme):
+    context = browser.new_context(viewport={"width": 1280, "height": 720}, color_scheme=scheme)
+    page = context.new_page()
+    page.set_default_timeout(90_000)
+    try:
+        page.goto(f"{app_url}/playground?{urlencode(PRESETS_LINK['regression'])}")
+        wait_for_app(page, heading="2D playground")
+        assert plane_metric(page, "Test R²").inner_text() == "–"
+        scale = page.locator(".plane .legend .scale")
+        assert scale.inner_text().replace("\n", "") == "−1+1" and "linear-gradient" in (
+            scale.locator(".bar").get_attribute("style") or ""
+        )
+        assert "colour = value (output and label)" in page.locator(".plane .legend").inner_text()
+        button(page, "Play").click()
+        wait_for_plane(page, 30)
+        button(page, "Pause").click()
+        r2 = plane_metric(page, "Test R²").inner_text()
+        assert r2 != "–" and -1 < float(r2.replace("−", "-")) <= 1
+        page.locator(".plane .legend").scroll_into_view_if_needed()  # the plane and its colour bar
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(ARTIFACTS / f"playground-regression-{scheme}.png"))
+    finally:
+        context.close()
 
 
 @pytest.mark.browser

@@ -1,6 +1,7 @@
 """Data: the 2D toy sets, labelled points from CSV files, MNIST, and digits people draw.
 
-toy      make_2d (blobs, moons, circles, XOR, spirals, teacher) and a stratified split
+toy      make_2d (blobs, moons, circles, XOR, spirals, teacher; the regression plane and Gaussians),
+         a split (stratified for classes), and the rule that says a set's task
 teacher  the seed notes' task: labels from a fixed random ReLU network (16 inputs, or 2)
 points   a 2D data set split for training and testing; points from a CSV file
 features derived inputs (x1², x2², x1·x2, sin x1, sin x2): points to the network's inputs
@@ -13,7 +14,18 @@ from typing import Any
 
 from mlp.data.points import Points, UploadedPoints, points_csv, read_points_csv, uploaded_points
 from mlp.data.teacher import teacher_task
-from mlp.data.toy import KINDS, MAX_CLASSES, MULTICLASS_KINDS, class_count, gallery, make_2d, split
+from mlp.data.toy import (
+    KINDS,
+    MAX_CLASSES,
+    MULTICLASS_KINDS,
+    PLANE_KINDS,
+    REGRESSION_KINDS,
+    class_count,
+    gallery,
+    make_2d,
+    split,
+    task_of,
+)
 
 # MNIST's names load on first use, not with the package: `python -m mlp.data.mnist` imports this
 # package first, and runpy warns when the module it is about to run as __main__ is already
@@ -33,6 +45,8 @@ __all__ = [
     "KINDS",
     "MAX_CLASSES",
     "MULTICLASS_KINDS",
+    "PLANE_KINDS",
+    "REGRESSION_KINDS",
     "MnistData",
     "Points",
     "UploadedPoints",
@@ -44,6 +58,7 @@ __all__ = [
     "points_csv",
     "read_points_csv",
     "split",
+    "task_of",
     "teacher_task",
     "uploaded_points",
 ]

@@ -1,4 +1,5 @@
-"""Curves over training: loss and accuracy side by side, the learning rate, runs compared."""
+"""Curves over training: loss and accuracy (a regression's: MSE and R²) side by side, the learning
+rate, runs compared."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ class Curve:
     name: str  # "train", "test", "validation", ...
     x: np.ndarray  # epochs (fractional within epochs)
     loss: np.ndarray
-    acc: np.ndarray
+    acc: np.ndarray  # or a regression's R²
     color: str
     dash: str = "solid"
     markers: bool = False
@@ -58,15 +59,16 @@ def log_ticks(values: Sequence[np.ndarray], most: int = 6) -> dict:
     }
 
 
-def loss_accuracy_figure(curves: Sequence[Curve], height: int = 320) -> go.Figure:
-    """Loss (log scale) on the left, accuracy on the right, one legend entry per curve.
+def loss_accuracy_figure(curves: Sequence[Curve], height: int = 320, regress: bool = False) -> go.Figure:
+    """Loss (log scale) on the left, accuracy on the right, one legend entry per curve. `regress`:
+    the loss is the MSE and the right panel R² (1 at a perfect fit, 0 for predicting the mean).
 
     Each panel says above it what it shows and which way is good (the loss's unit on its outer
     axis, the accuracy's in its % ticks); the legend sits below, so no title lands on the other
     panel.
     """
     traces = [_line(c.x, c.loss, c.name, 1, c.color, c.dash, c.markers) for c in curves]
-    loss_title = "cross-entropy (log scale)" if height >= 280 else "log scale"
+    loss_title = ("MSE" if regress else "cross-entropy") + " (log scale)" if height >= 280 else "log scale"
     traces += [_line(c.x, c.acc, c.name, 2, c.color, c.dash, c.markers) for c in curves]
     panel = {"xref": "paper", "yref": "paper", "y": 1.0, "yanchor": "bottom", "showarrow": False}
     # Few, upright epoch ticks: in a narrow panel at presenter size, plotly would turn many
@@ -84,7 +86,7 @@ def loss_accuracy_figure(curves: Sequence[Curve], height: int = 320) -> go.Figur
         "yaxis2": {"range": [0, 1.02], "anchor": "x2", "tickformat": ".0%", "side": "right"},
         "annotations": [
             panel | {"x": 0, "xanchor": "left", "text": "<b>Loss</b> ↓"},
-            panel | {"x": 0.54, "xanchor": "left", "text": "<b>Accuracy</b> ↑"},
+            panel | {"x": 0.54, "xanchor": "left", "text": "<b>R²</b> ↑" if regress else "<b>Accuracy</b> ↑"},
         ],
         "showlegend": True,
         # Below the axis titles, the same 90 px under the axes at any height (paper units scale with it).
@@ -92,6 +94,10 @@ def loss_accuracy_figure(curves: Sequence[Curve], height: int = 320) -> go.Figur
         "margin": {"l": 50, "r": 50, "t": 30, "b": 10},
         "uirevision": "keep",
     }
+    if regress:  # R² may start below 0: the panel shows down to -1 at most
+        scores = np.concatenate([np.asarray(c.acc, dtype=np.float64) for c in curves] or [np.empty(0)])
+        low = max(-1.0, min(0.0, float(np.nanmin(scores)) if np.isfinite(scores).any() else 0.0))
+        layout["yaxis2"] |= {"range": [low - 0.02, 1.02], "tickformat": ".1f"}
     return fast_figure(traces, layout)
 
 
@@ -101,9 +107,10 @@ def epoch_curves_figure(
     held_out: str = "test",
     height: int = 300,
     train: str = "train",
+    regress: bool = False,
 ) -> go.Figure:
     """Per-epoch train and held-out curves (a History's epoch_arrays); a twin's train loss dashed.
-    `train` names the train curves (say, that its loss includes a penalty)."""
+    `train` names the train curves (say, that its loss includes a penalty); `regress`: MSE and R²."""
     lines = [
         Curve(train, curves["epoch"], curves["train_loss"], curves["train_acc"], CLASS_COLORS[0]),
         Curve(held_out, curves["epoch"], curves["val_loss"], curves["val_acc"], CLASS_COLORS[1], "dot"),
@@ -119,7 +126,7 @@ def epoch_curves_figure(
                 "dash",
             )
         )
-    return loss_accuracy_figure(lines, height=height)
+    return loss_accuracy_figure(lines, height=height, regress=regress)
 
 
 def live_curves_figure(train: Mapping[str, np.ndarray], val: Mapping[str, np.ndarray]) -> go.Figure:

@@ -1,4 +1,5 @@
-"""The plane: a decision boundary, what each hidden unit outputs over it, and the toy sets.
+"""The plane: a decision boundary (or a regression's values), what each hidden unit outputs over
+it, and the toy sets.
 
 The boundary and the neuron maps travel as small PNG images (a few KB) rather than as arrays
 of numbers, and many points as WebGL scatters, so a frame stays light on the wire.
@@ -24,6 +25,10 @@ from mlp.figures.style import (
 )
 
 MAX_SHADE = 0.55  # the most opaque a region gets: points must stay visible on top
+VALUE_RANGE = 1.0  # a regression's colour scale runs from -this (blue) through 0 (clear, grey) to +this
+VALUE_STOPS = 21  # the points' colours along that scale: -1, -0.9, ..., 1
+NEUTRAL = np.array([150.0, 150.0, 150.0])  # a point of value 0: grey, legible on light and dark
+VALUE_LEVELS = 32  # shades on each side of 0: the canvas smooths them; a 100² frame's PNG halves (~8 KB)
 
 
 class LabelledPoints(Protocol):
@@ -53,6 +58,33 @@ def boundary_rgba(probs: np.ndarray, discrete: bool = False) -> np.ndarray:
     return rgba
 
 
+def value_rgba(values: np.ndarray, discrete: bool = False) -> np.ndarray:
+    """A regression's output over the plane, (..., 1) values: blue below 0, orange above, clear at
+    0, more opaque the further from 0 (full shade at ±VALUE_RANGE, beyond it clipped); `discrete`:
+    the sign alone, every cell fully shaded (TensorFlow Playground's "Discretize output")."""
+    v = np.round(np.clip(values[..., 0] / VALUE_RANGE, -1, 1) * VALUE_LEVELS) / VALUE_LEVELS
+    if discrete:
+        v = np.sign(values[..., 0])
+    rgba = np.empty((*v.shape, 4), dtype=np.uint8)
+    rgba[..., :3] = np.where(v[..., None] < 0, NEGATIVE, POSITIVE)
+    rgba[..., 3] = (255 * MAX_SHADE * np.abs(v) ** 0.7).astype(np.uint8)
+    return rgba
+
+
+def value_colors(stops: int = VALUE_STOPS) -> list[str]:
+    """The points' colours for values from -VALUE_RANGE to +VALUE_RANGE in `stops` even steps:
+    blue, through grey at 0, to orange (the plane's shading, opaque)."""
+    t = np.linspace(-1, 1, stops)[:, None]
+    rgb = np.where(t < 0, NEGATIVE, POSITIVE) * np.abs(t) + NEUTRAL * (1 - np.abs(t))
+    return ["#{:02x}{:02x}{:02x}".format(*c) for c in rgb.round().astype(int)]
+
+
+def value_stop(y: np.ndarray, stops: int = VALUE_STOPS) -> np.ndarray:
+    """Each value's index into value_colors (values beyond ±VALUE_RANGE take the end colours)."""
+    t = np.clip(np.asarray(y, dtype=np.float64) / VALUE_RANGE, -1, 1)
+    return np.rint((t + 1) / 2 * (stops - 1)).astype(np.int64)
+
+
 def nice_ticks(lo: float, hi: float, target: int = 5) -> list[float]:
     """Round numbers between lo and hi, about `target` of them: -1, 0, 1 for ±1.5."""
     raw = (hi - lo) / target
@@ -63,18 +95,24 @@ def nice_ticks(lo: float, hi: float, target: int = 5) -> list[float]:
 
 
 def boundary_image(probs: np.ndarray, discrete: bool = False) -> str:
-    """The shaded boundary over the plane (res, res, K probabilities) as a small PNG data URI."""
-    return png_data_uri(boundary_rgba(probs, discrete)[::-1])  # PNG rows run top first, the grid bottom first
+    """The shaded boundary over the plane (res, res, K probabilities) as a small PNG data URI; one
+    output (K = 1) is a regression's value, shaded on its colour scale (value_rgba)."""
+    rgba = value_rgba(probs, discrete) if probs.shape[-1] == 1 else boundary_rgba(probs, discrete)
+    return png_data_uri(rgba[::-1])  # PNG rows run top first; the grid's bottom first
 
 
 def plane_points(points: LabelledPoints, show_test: bool = True) -> dict:
-    """What stays put while a run trains: the points, the axes and the class colours, as plain data."""
+    """What stays put while a run trains: the points, the axes and the class colours, as plain data.
+    A regression's points (float labels) are coloured by value: each row's third number indexes
+    `colors`, the colour scale's stops, and `scale` says what the colours mean."""
     x0, x1, y0, y1 = points.extent
+    regress = np.issubdtype(points.y_train.dtype, np.floating)
+    colour = value_stop if regress else np.asarray
 
     def rows(X: np.ndarray, y: np.ndarray) -> list[list[float]]:
-        return np.column_stack([X.astype(np.float64).round(4), y]).tolist()
+        return np.column_stack([X.astype(np.float64).round(4), colour(y)]).tolist()
 
-    return {
+    view = {
         "extent": [x0, x1, y0, y1],
         "xticks": nice_ticks(x0, x1),
         "yticks": nice_ticks(y0, y1),
@@ -82,6 +120,10 @@ def plane_points(points: LabelledPoints, show_test: bool = True) -> dict:
         "test": rows(points.X_test, points.y_test) if show_test else [],
         "colors": [CLASS_COLORS[c % len(CLASS_COLORS)] for c in range(points.classes)],
     }
+    if regress:
+        view["colors"] = value_colors()
+        view["scale"] = {"low": -VALUE_RANGE, "high": VALUE_RANGE, "label": "value (output and label)"}
+    return view
 
 
 def plane_view(probs: np.ndarray, points: LabelledPoints, show_test: bool = True) -> dict:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mlp.data import KINDS, MAX_CLASSES, Points, class_count, make_2d, split
+from mlp.data import MAX_CLASSES, PLANE_KINDS, Points, class_count, make_2d, split, task_of
 from mlp.data.features import LABELS, NAMES, ordered
 from mlp.links import settings as form
 from mlp.links.settings import LinkNote, Spec, WidthLimits, setting
@@ -36,7 +36,11 @@ class Settings:
     """Everything a link reproduces: the data, the network and how it trains. Each field is the
     one declaration of its setting (mlp.links.settings): default, link name, range, widget."""
 
-    kind: str = setting("spiral", Spec("data", choices=KINDS, label="Data set", section=DATA))
+    kind: str = setting(
+        "spiral",
+        Spec("data", choices=PLANE_KINDS, label="Data set", section=DATA,
+             help="reg-plane and reg-gauss are regressions: each point has a real value, not a class."),
+    )  # fmt: skip
     n: int = setting(600, Spec("n", 50, 2000, step=50, label="Points", section=DATA))  # train and test
     noise: float = setting(0.1, Spec("noise", 0.0, 1.0, step=0.05, label="Noise", section=DATA))
     classes: int = setting(3, Spec("classes", 2, MAX_CLASSES, label="Classes", section=DATA))  # or 2
@@ -102,11 +106,14 @@ class Settings:
         object.__setattr__(self, "features", ordered(self.features))
         form.check(self, SPECS)
         if class_count(self.kind, self.classes) != self.classes:
+            if task_of(self.kind) == "regress":
+                raise ValueError(f"'{self.kind}' is a regression: it has no classes (leave classes at 2).")
             raise ValueError(f"'{self.kind}' has 2 classes; use blobs or spiral for more.")
         if problem := engine_problem(self.engine, self.dropout):
             raise ValueError(problem)
 
-    def train_config(self, n_train: int) -> TrainConfig:
+    def train_config(self, n_train: int, task: str = "classify") -> TrainConfig:
+        """How the run trains on `n_train` points of a `task` (a regression's loss is the MSE)."""
         batch = n_train if self.batch_size == 0 else min(self.batch_size, n_train)
         return TrainConfig(
             **form.matching(self, TrainConfig, skip=("batch_size",)),  # every setting TrainConfig has
@@ -114,6 +121,7 @@ class Settings:
             device="cpu",  # a 2D net is launch-bound: the CPU beats any GPU here
             report_every=10**9,  # sync only at epoch ends; the page reads once per frame
             threads=SMALL_NET_THREADS,
+            loss="mse" if task == "regress" else "cross_entropy",
         )
 
     @property
@@ -134,7 +142,9 @@ PRESETS: dict[str, Settings] = {
     "circles": Settings(kind="circles", n=400, noise=0.1, classes=2, hidden=(8,), lr=0.03),
     "xor": Settings(kind="xor", n=400, noise=0.05, classes=2, hidden=(8, 8), activation="tanh", lr=0.03),
     "blobs": Settings(kind="blobs", n=400, noise=0.1, classes=4, hidden=(), lr=0.05, epochs=500),
-}
+    "regression": Settings(kind="reg-gauss", n=600, noise=0.0, classes=2, hidden=(16, 16), activation="tanh",
+                           lr=0.01, epochs=1000),
+}  # fmt: skip
 
 
 def to_query(settings: Settings) -> dict[str, str]:
@@ -156,7 +166,12 @@ def from_query(query: Mapping[str, Any], base: Settings | None = None) -> tuple[
     notes = file_notes + notes
     if (classes := class_count(values["kind"], values["classes"])) != values["classes"]:
         if "classes" in given:
-            notes.append(LinkNote("classes", str(values["classes"]), "this data set has 2 classes"))
+            has = (
+                "is a regression: it has no classes"
+                if task_of(values["kind"]) == "regress"
+                else "has 2 classes"
+            )
+            notes.append(LinkNote("classes", str(values["classes"]), f"this data set {has}"))
         values["classes"] = classes
     if engine_problem(values["engine"], values["dropout"]):
         notes.append(LinkNote("dropout", str(values["dropout"]), "the manual engine has no dropout"))
@@ -170,9 +185,11 @@ def train_curve_name(settings: Settings) -> str:
 
 
 def make_points(settings: Settings) -> Points:
-    """The generated data set the settings describe, split stratified."""
+    """The generated data set the settings describe, split (stratified, for classes)."""
     X, y = make_2d(settings.kind, settings.n, settings.noise, settings.classes, settings.data_seed)
     (X_train, y_train), (X_test, y_test) = split(X, y, settings.test_fraction, seed=settings.data_seed)
+    if task_of(settings.kind) == "regress":  # one output: the value
+        return Points(X_train, y_train, X_test, y_test, 1, f"{settings.kind} (regression)")
     arms = "arms" if settings.kind == "spiral" else "classes"
     name = f"{settings.kind} ({settings.classes} {arms})"
     return Points(X_train, y_train, X_test, y_test, settings.classes, name)

@@ -55,12 +55,16 @@ def diverged_text(message: str, good_step: int) -> str:
 
 
 def faded_text(gain: float, hidden_layers: int, classes: int) -> str:
+    """`classes` < 2: a regression's one output, whose loss stays where predicting ~0 puts it."""
+    chance = (
+        f"at chance, ln {classes} = {math.log(classes):.3f}" if classes > 1 else "where predicting 0 puts it"
+    )
     return (
         f"**The signal fades away: the initialisation is too small.** Together the {hidden_layers} "
         f"hidden layers and the output layer scale their input by about {gain:.0e}, so the output "
         "sees almost nothing of it (deep units look dead: they output about 0) and the "
-        f"gradients fade as much on the way back: the loss stays at chance, ln {classes} = "
-        f"{math.log(classes):.3f}. A lower learning rate won't help; choose **He** (kaiming) "
+        f"gradients fade as much on the way back: the loss stays {chance}. A lower learning rate "
+        "won't help; choose **He** (kaiming) "
         "initialisation and press **Reset**."
     )
 

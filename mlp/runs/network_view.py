@@ -18,6 +18,7 @@ from mlp.train import eval_mode
 from mlp.train.penalty import penalised, zero_count
 
 MAX_UNITS = 16  # units drawn per layer; the rest are counted
+REGRESSION_OUTPUT = "ŷ"  # a regression's one output unit, as the view labels it: the prediction
 
 
 @dataclass
@@ -39,7 +40,9 @@ def network_picture(run: Playground, max_units: int = MAX_UNITS) -> NetworkPictu
         grid = run.neuron_grid
         r = grid.res
         outputs = run.model.activations(grid.inputs)  # hidden layers, then the logits
-        outputs[-1] = torch.softmax(outputs[-1], dim=1)  # the output units: each class's probability
+        regress = run.points.task == "regress"  # one output unit, the value: no softmax
+        if not regress:
+            outputs[-1] = torch.softmax(outputs[-1], dim=1)  # the output units: each class's probability
         train = run.model.activations(torch.from_numpy(run.inputs.X_train))[:-1]
         weights = [layer.weight.detach().cpu().numpy() for layer in run.model.layers]
         zeros = zeros_line(*zero_count(penalised(run.model)), run.settings.l1 > 0)
@@ -56,7 +59,7 @@ def network_picture(run: Playground, max_units: int = MAX_UNITS) -> NetworkPictu
     dead.append(np.zeros(shown[-1], dtype=bool))
     labels = [input_labels(run.settings.features)]
     labels += [[f"{i + 1}" for i in range(n)] for n in shown[1:-1]]
-    labels.append([f"class {k}" for k in range(shown[-1])])
+    labels.append([REGRESSION_OUTPUT] if regress else [f"class {k}" for k in range(shown[-1])])
     pairs = [W[: shown[i + 1], : shown[i]] for i, W in enumerate(weights)]
     return NetworkPicture(widths, maps, pairs, dead, labels, zeros)
 
@@ -83,8 +86,9 @@ class HiddenSpace:
 
 @torch.inference_mode()
 def hidden_space(run: Playground, res: int = 80, lines: int = 9) -> HiddenSpace | None:
-    """The plane as a 2-unit last hidden layer sees it; None when that layer isn't 2 units wide."""
-    if not run.settings.hidden or run.settings.hidden[-1] != 2:
+    """The plane as a 2-unit last hidden layer sees it; None when that layer isn't 2 units wide, or
+    for a regression (no classes for the output layer to split that plane into)."""
+    if not run.settings.hidden or run.settings.hidden[-1] != 2 or run.points.task == "regress":
         return None
     x0, x1, y0, y1 = run.points.extent
     ticks_x, ticks_y = np.linspace(x0, x1, lines), np.linspace(y0, y1, lines)

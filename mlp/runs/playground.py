@@ -1,5 +1,6 @@
 """One visitor's playground run: the network, its trainer, an optional twin on the other engine,
-and what a frame draws (the plane's probabilities, each unit's map, dead units, confusion)."""
+and what a frame draws (the plane's probabilities, or a regression's values; each unit's map,
+dead units, confusion)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from mlp.links.format import loss_text
 from mlp.metrics import confusion_matrix
 from mlp.model import MLP
 from mlp.runs import diagnosis
-from mlp.train import Trainer, engine_problem, eval_mode, evaluate, predict_proba
+from mlp.train import Trainer, engine_problem, eval_mode, evaluate, predict_outputs, predict_proba
 
 T = TypeVar("T")
 
@@ -67,7 +68,7 @@ class LiveFrame:
     """What a frame of a playing run shows, read in one go under the run's lock."""
 
     step: int
-    probs: np.ndarray  # over the plane, (res, res, K)
+    probs: np.ndarray  # over the plane, (res, res, K); a regression's values, (res, res, 1)
     metrics: list[tuple[str, str]]  # the numbers above the plane
     banner: str | None  # the kind of what the page must say ("error", "warning", "info"), if anything
     finished: bool  # the run ended (its length reached, or diverged): playing must stop
@@ -112,7 +113,7 @@ class Playground:
 
     def _new_trainer(self, model: MLP, settings: Settings) -> Trainer:
         p = self.inputs
-        cfg = settings.train_config(len(p.y_train))
+        cfg = settings.train_config(len(p.y_train), self.points.task)
         return Trainer(model, (p.X_train, p.y_train), (p.X_test, p.y_test), cfg)
 
     # --- controls --------------------------------------------------------------------------
@@ -122,7 +123,7 @@ class Playground:
         """New training settings, same network: training goes on from the current weights. A change
         that training doesn't see (the speed, the plane's look) keeps the optimizer's state too."""
         self.settings = settings
-        cfg = settings.train_config(len(self.points.y_train))
+        cfg = settings.train_config(len(self.points.y_train), self.points.task)
         if cfg == self.trainer.cfg:
             return
         self.trainer.reconfigure(cfg)
@@ -179,9 +180,10 @@ class Playground:
 
     @locked
     def grid_probs(self) -> np.ndarray:
-        """Class probabilities over the plane, (res, res, K), row 0 at the bottom."""
+        """Class probabilities over the plane, (res, res, K), row 0 at the bottom; a regression's
+        predicted values, (res, res, 1)."""
         with torch_threads(SMALL_NET_THREADS):
-            probs = predict_proba(self.model, self.grid.inputs, set_eval=self.settings.dropout > 0)
+            probs = plane_outputs(self.model, self.grid.inputs, self.points.task, self.settings.dropout > 0)
         return probs.numpy().reshape(self.grid.res, self.grid.res, -1)
 
     @locked
@@ -212,9 +214,10 @@ class Playground:
 
     @locked
     @torch.inference_mode()
-    def confusion(self, which: str = "test") -> np.ndarray:
-        """Counts (K, K): rows are the true class, columns the predicted one."""
-        p = self.inputs
+    def confusion(self, which: str = "test") -> np.ndarray | None:
+        """Counts (K, K): rows are the true class, columns the predicted one. None for a regression."""
+        if (p := self.inputs).task == "regress":
+            return None
         X, y = (p.X_test, p.y_test) if which == "test" else (p.X_train, p.y_train)
         predicted = predict_proba(self.model, X, set_eval=self.settings.dropout > 0).argmax(1).numpy()
         return confusion_matrix(y, predicted, p.classes)
@@ -232,14 +235,7 @@ class Playground:
     def live_metrics(self) -> list[tuple[str, str]]:
         """(label, value) of the numbers above the plane: of the model the plane shows. (After a
         divergence that is the last good one, whose step and numbers are not the last epoch's.)"""
-        epoch, step, train_loss, test_loss, test_acc = _shown_numbers(self)
-        return [
-            ("Epoch", f"{epoch:,}"),
-            ("Step", f"{step:,}"),
-            ("Train loss", loss_text(train_loss)),
-            ("Test loss", loss_text(test_loss)),
-            ("Test accuracy", "–" if test_acc is None else f"{test_acc:.1%}"),
-        ]
+        return metrics_shown(*_shown_numbers(self), self.points.task)
 
     @locked
     def live_frame(self) -> LiveFrame:
@@ -307,13 +303,42 @@ def _shown_numbers(run: Playground) -> tuple[int, int, float | None, float | Non
     trainer, p = run.trainer, run.inputs
     if trainer.status == "diverged":
         step = trainer.guard.checked_step  # the step of the last good weights, put back
-        train_loss = evaluate(run.model, p.X_train, p.y_train)[0]
-        test = evaluate(run.model, p.X_test, p.y_test) if len(p.y_test) else (None, None)
+        loss = trainer.cfg.loss
+        train_loss = evaluate(run.model, p.X_train, p.y_train, loss=loss)[0]
+        test = evaluate(run.model, p.X_test, p.y_test, loss=loss) if len(p.y_test) else (None, None)
         return step // trainer.steps_per_epoch, step, train_loss, *test
     last = trainer.history.epochs[-1] if trainer.history.epochs else None
     if last is None:
         return trainer.epoch, trainer.step_count, None, None, None
     return trainer.epoch, trainer.step_count, last.train_loss, last.val_loss, last.val_acc
+
+
+def metrics_shown(
+    epoch: int, step: int, train: float | None, test: float | None, score: float | None, task: str
+) -> list[tuple[str, str]]:
+    """(label, value) of the numbers above the plane: the test accuracy, or a regression's MSE and R²."""
+    if task == "regress":
+        r2 = "–" if score is None or math.isnan(score) else f"{score:.3f}"
+        losses = [
+            ("Train loss (MSE)", loss_text(train)),
+            ("Test loss (MSE)", loss_text(test)),
+            ("Test R²", r2),
+        ]
+    else:
+        accuracy = "–" if score is None else f"{score:.1%}"
+        losses = [
+            ("Train loss", loss_text(train)),
+            ("Test loss", loss_text(test)),
+            ("Test accuracy", accuracy),
+        ]
+    return [("Epoch", f"{epoch:,}"), ("Step", f"{step:,}"), *losses]
+
+
+def plane_outputs(model: MLP, inputs: torch.Tensor, task: str, set_eval: bool) -> torch.Tensor:
+    """What the plane shades: class probabilities (N, K), or for a regression the output (N, 1)."""
+    if task == "regress":
+        return predict_outputs(model, inputs, set_eval=set_eval)
+    return predict_proba(model, inputs, set_eval=set_eval)
 
 
 def lockstep(

@@ -10,12 +10,13 @@ meter      running totals on the device, busy time, a smoothed rate
 report     totals and time into reports and epoch records
 history    the records, and the same as arrays for plots
 threads    CPU threads measured on the first steps
-inference  probabilities and evaluation, in eval mode
+inference  the batch loss (cross-entropy or MSE), probabilities, outputs and evaluation, in eval mode
 trainer    the Trainer (the stepping loop) and fit
 """
 
 from mlp.train.config import (
     ENGINES,
+    LOSSES,
     MANUAL_HAS_NO_DROPOUT,
     OPTIMIZERS,
     SCHEDULERS,
@@ -25,13 +26,22 @@ from mlp.train.config import (
     uses_momentum,
 )
 from mlp.train.history import EpochRecord, History, Progress
-from mlp.train.inference import as_tensor, eval_mode, evaluate, predict_proba, prepare_inputs
+from mlp.train.inference import (
+    as_tensor,
+    batch_loss,
+    eval_mode,
+    evaluate,
+    predict_outputs,
+    predict_proba,
+    prepare_inputs,
+)
 from mlp.train.optim import Stepper, make_optimizer
 from mlp.train.schedule import describe_schedule, lr_factor
 from mlp.train.trainer import Callback, Trainer, fit
 
 __all__ = [
     "ENGINES",
+    "LOSSES",
     "MANUAL_HAS_NO_DROPOUT",
     "OPTIMIZERS",
     "SCHEDULERS",
@@ -43,6 +53,7 @@ __all__ = [
     "TrainConfig",
     "Trainer",
     "as_tensor",
+    "batch_loss",
     "describe_schedule",
     "engine_problem",
     "eval_mode",
@@ -50,6 +61,7 @@ __all__ = [
     "fit",
     "lr_factor",
     "make_optimizer",
+    "predict_outputs",
     "predict_proba",
     "prepare_inputs",
     "supports_dropout",

@@ -24,7 +24,7 @@ class Batches:
     def __init__(self, data: tuple[Any, Any], batch_size: int, seed: int, device: torch.device) -> None:
         X, y = (as_tensor(t).to(device) for t in data)
         self.X = X.reshape(len(X), -1) if X.ndim > 2 else X  # images as rows
-        self.y = y.long()
+        self.y = y if y.is_floating_point() else y.long()  # a regression's real values stay float
         if len(self.X) == 0 or len(self.X) != len(self.y):
             raise ValueError(
                 f"Training data needs matching, non-empty X and y; got {len(self.X)} and {len(self.y)}."

@@ -9,6 +9,9 @@ from typing import Any
 OPTIMIZERS = ("sgd", "momentum", "nesterov", "adam", "adamw")
 ENGINES = ("autograd", "manual")  # who computes the gradients: PyTorch, or mlp.manual by hand
 SCHEDULERS = ("none", "step", "cosine")
+# The loss: softmax cross-entropy over K logits (classes), or the mean squared error of one output
+# (a regression): MSE = (1/N) Σ (ŷ - y)², no ½, the same number in both engines and on every page.
+LOSSES = ("cross_entropy", "mse")
 STEP_MILESTONES = (0.5, 0.75)  # "step" without step_epochs: drop at 1/2 and 3/4 of the run
 MANUAL_HAS_NO_DROPOUT = "The manual engine has no dropout: set dropout to 0 or use autograd."
 
@@ -56,12 +59,19 @@ class TrainConfig:
     device: str = "auto"  # "auto" (CUDA, then MPS, then CPU), "cuda", "mps" or "cpu"
     report_every: int = 50  # steps between reports to the callback (each one syncs once)
     engine: str = "autograd"  # "manual": mlp.manual's backprop fills .grad, the optimizer is the same
+    loss: str = "cross_entropy"  # one of LOSSES; "mse" wants one output and real-valued (float) labels
     threads: int = 0  # CPU intra-op threads; 0 = measure 1 vs all on the first steps and keep the faster
     amp: bool = False  # bf16 autocast for the forward pass (meant for CUDA; the weights stay float32)
     compile: bool = False  # torch.compile(mode="reduce-overhead"): CUDA graphs. Off on CPU: slower there
 
     def __post_init__(self) -> None:
-        for name, allowed in (("engine", ENGINES), ("optimizer", OPTIMIZERS), ("scheduler", SCHEDULERS)):
+        choices = (
+            ("engine", ENGINES),
+            ("optimizer", OPTIMIZERS),
+            ("scheduler", SCHEDULERS),
+            ("loss", LOSSES),
+        )
+        for name, allowed in choices:
             value = getattr(self, name)
             if value not in allowed:
                 raise ValueError(f"Unknown {name} {value!r}; choose one of {', '.join(allowed)}.")

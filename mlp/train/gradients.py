@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from mlp.manual import train_step
 from mlp.train.config import TrainConfig, engine_problem
-from mlp.train.inference import prepare_inputs
+from mlp.train.inference import batch_loss, prepare_inputs
 from mlp.train.penalty import l1_term, l2_term, penalised
 
 StepResult = tuple[torch.Tensor, torch.Tensor]  # (mean loss, a scalar tensor; logits (N, K))
@@ -25,7 +24,7 @@ class AutogradGradients:
     """loss.backward() on the model's own forward (optionally bf16 autocast, or CUDA graphs)."""
 
     def __init__(self, model: nn.Module, cfg: TrainConfig, device: torch.device) -> None:
-        self.model, self.device, self.amp = model, device, cfg.amp
+        self.model, self.device, self.amp, self.loss = model, device, cfg.amp, cfg.loss
         self.l1, self.l2, self.weights = cfg.l1, cfg.l2, penalised(model)
         self.dtype = next(model.parameters()).dtype
         self.one = torch.ones((), device=device)  # d loss / d loss, made once rather than every step
@@ -36,7 +35,7 @@ class AutogradGradients:
     def __call__(self, xb: torch.Tensor, yb: torch.Tensor) -> StepResult:
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.amp):
             logits = self.forward(prepare_inputs(xb, self.dtype))
-            loss = F.cross_entropy(logits.float(), yb)
+            loss = batch_loss(logits.float(), yb, self.loss)
         if self.l2:
             loss = loss + l2_term(self.weights, self.l2)  # its gradient 2λ₂·w comes with backward
         loss.backward(self.one)  # into each .grad, which the stepper has zeroed
@@ -54,8 +53,15 @@ class ManualGradients:
     value to the loss here, because the stepper's proximal step applies it, as with autograd.
     """
 
-    def __init__(self, model: nn.Module, device: torch.device, l1: float = 0.0, l2: float = 0.0) -> None:
-        self.model, self.device, self.l1, self.l2 = model, device, l1, l2
+    def __init__(
+        self,
+        model: nn.Module,
+        device: torch.device,
+        l1: float = 0.0,
+        l2: float = 0.0,
+        loss: str = "cross_entropy",
+    ) -> None:
+        self.model, self.device, self.l1, self.l2, self.loss = model, device, l1, l2, loss
         self.dtype = next(model.parameters()).dtype
         self._views: tuple[tuple[int, int], list, list] | None = None
 
@@ -75,14 +81,16 @@ class ManualGradients:
         x, activation = prepare_inputs(xb, self.dtype), self.model.config.activation
         if self.device.type == "cpu":  # NumPy, on views of the weights and of the .grad buffers
             params, grad_views = self._numpy_views()
-            loss, logits, grads = train_step(params, x.numpy(), yb.numpy(), activation, l2=self.l2)
+            loss, logits, grads = train_step(
+                params, x.numpy(), yb.numpy(), activation, l2=self.l2, loss=self.loss
+            )
             for (dW, db), (gW, gb) in zip(grads, grad_views, strict=True):
                 np.copyto(gW, dW)
                 np.copyto(gb, db)
             return self._with_l1(torch.tensor(loss)), torch.from_numpy(logits)
         layers = self.model.layers
         params = [(layer.weight.detach().T, layer.bias.detach()) for layer in layers]
-        loss, logits, grads = train_step(params, x, yb, activation, l2=self.l2)
+        loss, logits, grads = train_step(params, x, yb, activation, l2=self.l2, loss=self.loss)
         for layer, (dW, db) in zip(layers, grads, strict=True):  # into the stepper's views
             layer.weight.grad.copy_(dW.T)
             layer.bias.grad.copy_(db)
@@ -106,9 +114,19 @@ def check_engine(model: nn.Module, engine: str) -> None:
         raise ValueError(problem)
 
 
+def check_loss(model: nn.Module, loss: str) -> None:
+    """Raise ValueError if `loss` can't train `model`: the MSE fits one output, a regression's value."""
+    config = getattr(model, "config", None)
+    if loss == "mse" and config is not None and config.d_out != 1:
+        raise ValueError(
+            f"The MSE loss fits one output (a regression's value); this network has {config.d_out}."
+        )
+
+
 def make_gradients(model: nn.Module, cfg: TrainConfig, device: torch.device):
     """The gradient source cfg.engine names, checked against the model."""
     check_engine(model, cfg.engine)
+    check_loss(model, cfg.loss)
     if cfg.engine == "manual":
-        return ManualGradients(model, device, cfg.l1, cfg.l2)
+        return ManualGradients(model, device, cfg.l1, cfg.l2, cfg.loss)
     return AutogradGradients(model, cfg, device)

@@ -1,4 +1,5 @@
-"""Running a model without training it: inputs as the model eats them, probabilities, evaluation."""
+"""Running a model without training it: inputs as the model eats them, the loss, probabilities and
+outputs, evaluation."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from mlp.metrics import mse, r2_score
 
 
 def as_tensor(x: Any) -> torch.Tensor:
@@ -30,6 +33,14 @@ def prepare_inputs(x: torch.Tensor, dtype: torch.dtype = torch.float32) -> torch
     elif x.dtype != dtype:
         x = x.to(dtype)
     return x.flatten(1) if x.ndim > 2 else x
+
+
+def batch_loss(logits: torch.Tensor, y: torch.Tensor, loss: str = "cross_entropy") -> torch.Tensor:
+    """The mean loss of a batch: softmax cross-entropy against classes y, or for "mse" the mean
+    squared error (1/N) Σ (ŷ - y)² of the one output ŷ = logits[:, 0] against real values y."""
+    if loss == "mse":
+        return (logits[:, 0] - y.to(logits.dtype)).square().mean()  # (N,) -> ()
+    return F.cross_entropy(logits, y)
 
 
 def mode_matters(model: nn.Module) -> bool:
@@ -64,10 +75,33 @@ def predict_proba(model: nn.Module, X: Any, batch_size: int = 8192, set_eval: bo
 
 
 @torch.inference_mode()
+def predict_outputs(model: nn.Module, X: Any, batch_size: int = 8192, set_eval: bool = True) -> torch.Tensor:
+    """The model's raw outputs (N, d_out) (a regression's predictions), in eval mode, in chunks."""
+    param = next(model.parameters())
+    X = as_tensor(X)
+    with eval_mode(model, set_eval):
+        chunks = [
+            model(prepare_inputs(X[i : i + batch_size].to(param.device), param.dtype))
+            for i in range(0, len(X), batch_size)
+        ]
+    return torch.cat(chunks) if chunks else torch.empty(0, device=param.device)
+
+
+@torch.inference_mode()
 def evaluate(
-    model: nn.Module, X: Any, y: Any, batch_size: int = 8192, set_eval: bool = True
+    model: nn.Module,
+    X: Any,
+    y: Any,
+    batch_size: int = 8192,
+    set_eval: bool = True,
+    loss: str = "cross_entropy",
 ) -> tuple[float, float]:
-    """Mean cross-entropy and accuracy of `model` on (X, y), in eval mode."""
+    """Mean cross-entropy and accuracy of `model` on (X, y), in eval mode; for loss="mse", the mean
+    squared error and R² (1 - SS_res / SS_tot) of its one output."""
+    if loss == "mse":
+        predicted = predict_outputs(model, X, batch_size, set_eval)[:, 0].double().cpu().numpy()
+        values = as_tensor(y).double().cpu().numpy()
+        return mse(values, predicted), r2_score(values, predicted)
     param = next(model.parameters())
     X, y = as_tensor(X), as_tensor(y)
     loss_sum = torch.zeros((), device=param.device, dtype=torch.float64)

@@ -27,13 +27,16 @@ class RunningTotals:
         self.correct = torch.zeros((), device=self.device, dtype=torch.int64)
         self.seen = 0
         self.classes = 0  # the logits' width, once a batch has been seen
+        self.regress = False  # real-valued labels: no accuracy to count (it reads NaN)
         self.marks: dict[str, Totals] = {}
 
     @torch.no_grad()
     def add(self, loss: torch.Tensor, logits: torch.Tensor, yb: torch.Tensor) -> None:
         """One batch's mean loss and predictions; stays on the device (no .item() per step)."""
         self.loss.add_(loss, alpha=len(yb))
-        self.correct.add_((logits.argmax(1) == yb).sum())
+        self.regress = yb.is_floating_point()
+        if not self.regress:
+            self.correct.add_((logits.argmax(1) == yb).sum())
         self.seen += len(yb)
         self.classes = logits.shape[-1]
 
@@ -42,11 +45,13 @@ class RunningTotals:
         return self.loss.item(), int(self.correct.item()), self.seen
 
     def since(self, mark: str, totals: Totals) -> tuple[float, float, int]:
-        """(mean loss, accuracy, examples) since `mark` was last taken; takes it again."""
+        """(mean loss, accuracy, examples) since `mark` was last taken; takes it again. The
+        accuracy is NaN for a regression."""
         loss0, correct0, seen0 = self.marks.get(mark, (0.0, 0, 0))
         self.marks[mark] = totals
         seen = max(1, totals[2] - seen0)
-        return (totals[0] - loss0) / seen, (totals[1] - correct0) / seen, totals[2] - seen0
+        accuracy = math.nan if self.regress else (totals[1] - correct0) / seen
+        return (totals[0] - loss0) / seen, accuracy, totals[2] - seen0
 
 
 class BusyClock:

@@ -235,7 +235,7 @@ class Trainer:
         totals = self.totals.read()
         val = None
         if math.isfinite(totals[0]) and self.val is not None and len(self.val[0]):
-            val = evaluate(self.model, *self.val, set_eval=self._mode_matters)
+            val = evaluate(self.model, *self.val, set_eval=self._mode_matters, loss=self.cfg.loss)
         vouched = val is not None and val[0] <= vouches_below(self.totals.classes)  # put back on divergence
         if self._check([totals[0], *(val or ())], confirm=vouched, validated=vouched):
             return True

@@ -41,6 +41,8 @@ canvas { width: 100%; max-width: min(34rem, 52vh); aspect-ratio: 1 / 1; display:
 .legend { display: flex; flex-wrap: wrap; gap: 0.35rem 1rem; margin-top: 0.25rem; opacity: 0.85; }
 .legend span { display: inline-flex; align-items: center; gap: 0.3rem; }
 .dot { width: 0.7rem; height: 0.7rem; border-radius: 50%; display: inline-block; box-sizing: border-box; }
+.scale { display: inline-flex; align-items: center; gap: 0.4rem; }
+.scale .bar { width: 8rem; height: 0.7rem; border-radius: 0.2rem; display: inline-block; }
 .rate { opacity: 0.7; margin-top: 0.25rem; }
 .note { margin: -0.4rem 0 0.4rem; max-width: min(34rem, 52vh); opacity: 0.85; }
 .rate:empty, .note:empty { display: none; }
@@ -216,8 +218,14 @@ export default function (component) {
   const dot = (colour, hollow) =>
     `<i class="dot" style="${hollow ? `border: 2px solid ${colour}` : `background: ${colour}`}"></i>`;
   const p = data.points;
+  const bar = `<i class="bar" style="background: linear-gradient(to right, ${p.colors.join(", ")})"></i>`;
+  const fmt = (v) => (v > 0 ? "+" : v < 0 ? "\u2212" : "") + Math.abs(v);
   root.querySelector(".legend").innerHTML =
-    p.colors.map((c, i) => `<span>${dot(c, false)}class ${i}</span>`).join("") +
+    (p.scale
+      ? `<span class="scale" role="img" aria-label="Colour scale: blue ${fmt(p.scale.low)}, ` +
+        `grey 0, orange ${fmt(p.scale.high)}">${fmt(p.scale.low)}${bar}${fmt(p.scale.high)}</span>` +
+        `<span>colour = ${p.scale.label}</span>`
+      : p.colors.map((c, i) => `<span>${dot(c, false)}class ${i}</span>`).join("")) +
     `<span>${dot("currentColor", false)}train</span>` +
     (p.test.length ? `<span>${dot("currentColor", true)}test</span>` : "");
   if (!data.debug) root.querySelector(".rate").textContent = "";

@@ -7,7 +7,7 @@ import streamlit as st
 
 from mlp.figures.network import hidden_space_figure, network_svg, unit_figure
 from mlp.lessons.playground import ENGINE_NAMES, PRESETS, SPECS, from_query
-from mlp.runs.network_view import NetworkPicture, hidden_space, network_picture
+from mlp.runs.network_view import REGRESSION_OUTPUT, NetworkPicture, hidden_space, network_picture
 from mlp.runs.playground import Playground
 from pages.ui.controls import control, load_settings
 from pages.ui.plane import plane_stream
@@ -53,6 +53,10 @@ def view_toggles() -> None:
         control("pg_", SPECS, "discretize")
 
 
+UPLOAD_HELP = (
+    "A header and one point a row. x1, x2, label: classes (whole numbers, 2 to 8 of them). "
+    "x1, x2, value: a regression (real numbers; beyond ±1.5 they are scaled into [-1, 1])."
+)
 NETWORK_MIN_PX = 460  # the network view's narrowest: its labels ≥ 12 px (a projector's column is 482)
 PLAY_KEY = "Space"  # the bar's keyboard: Space plays and pauses, S takes one step
 STEP_KEY = "S"
@@ -132,6 +136,10 @@ def unit_panel(run: Playground, picture: NetworkPicture) -> None:
                 "can only draw straight lines here, and the layers before have bent the data until "
                 "straight lines suffice (the grey lines are the input plane's grid, bent)."
             )
+        elif run.points.task == "regress":
+            st.caption(
+                "A regression's output is a value, not classes: the hidden-space view is for classifiers."
+            )
         else:
             st.caption(
                 "Make the last hidden layer 2 units wide (e.g. hidden widths 16, 2) to see the plane "
@@ -140,6 +148,8 @@ def unit_panel(run: Playground, picture: NetworkPicture) -> None:
 
 
 def _unit_name(picture, i: int, j: int) -> str:
+    if i == len(picture.maps) - 1 and picture.labels[i] == [REGRESSION_OUTPUT]:
+        return "output: the predicted value"
     if i == len(picture.maps) - 1:
         return f"output: probability of class {j}"
     dead = " (dead)" if picture.dead[i][j] else ""
