@@ -7,6 +7,8 @@ import urllib.error
 import urllib.request
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
+from unittest import mock
 from urllib.parse import urlencode
 
 import pytest
@@ -16,6 +18,8 @@ from mlp.curriculum.catalogue import LESSONS
 from mlp.io import model_from_bytes
 from mlp.lessons.playground import PRESETS, to_query
 from mlp.runs.playground import current_run
+from pages.ui import playground as panels
+from pages.ui import touch
 from pages.ui.frames import GONE, LEASE_SECONDS, PATH, TOKEN_HEADER, serve_frame
 from tests.conftest import open_page, shoot, wait_for_app
 from tests.harness import plane_metric
@@ -202,6 +206,104 @@ def test_the_sidebar_has_l1_and_l2_rates_and_the_network_view_counts_zero_weight
     ]
     at.select_slider(key="pg_l2").set_value(0.1).run()
     assert at.session_state["pg_run"].trainer.cfg.l2 == 0.1 and query(at)["l2"] == "0.1"
+
+
+def in_callback(app, handler, *args) -> None:
+    """Call one of the plane's handlers as its callback would before the page reruns (with the
+    session's state), then rerun the page."""
+    state = SimpleNamespace(session_state=app.session_state)
+    with mock.patch.object(panels, "st", state), mock.patch.object(touch, "st", state):
+        handler(*args)
+    app.run()
+    assert not app.exception
+
+
+def click_plane(app, x: float, y: float) -> None:
+    """A click inside the plane's axes at (x, y): pages/ui/plane.py calls the page's plane_click."""
+    in_callback(app, panels.plane_click, x, y)
+
+
+def choose_tool(app, tool: str | None) -> None:
+    """A press on the legend's class (or Erase) chip: pages/ui/plane.py calls touch.choose."""
+    in_callback(app, touch.choose, tool)
+    assert plane_data(app)["touch"]["chosen"] == (tool if tool in (None, "erase") else int(tool))
+
+
+def test_a_click_adds_a_point_of_the_chosen_class_and_training_goes_on(at):
+    at.button(key="pg_step").click().run()
+    run, before = at.session_state["pg_run"], weights(at)
+    n = len(plane_data(at)["points"]["train"])
+    click_plane(at, 0.5, 0.5)  # no class chosen yet: a click does nothing
+    assert len(plane_data(at)["points"]["train"]) == n and "pts" not in query(at)
+    choose_tool(at, "2")
+    click_plane(at, 0.5, -0.25)
+    assert at.session_state["pg_run"] is run and all(
+        torch.equal(a, b) for a, b in zip(before, weights(at), strict=True)
+    )  # the same network, not reset
+    assert plane_data(at)["points"]["train"][-1] == [0.5, -0.25, 2]
+    assert plane_data(at)["touch"]["summary"] == f"{n + 1} train points (1 added)"
+    assert query(at)["pts"] == "0.5_-0.25_2"
+    at.button(key="pg_step").click().run()
+    assert metric(at, "Step") == "2" and run.trainer.batches.n == n + 1
+
+
+def test_erase_removes_the_points_near_a_click_and_the_link_follows(at):
+    choose_tool(at, "0")
+    click_plane(at, 1.2, 1.2)
+    choose_tool(at, "erase")
+    click_plane(at, 1.21, 1.19)
+    run = at.session_state["pg_run"]
+    assert run.edits.added == () and "pts" not in query(at)  # the added point went
+    click_plane(at, 0.0, 0.0)
+    assert run.edits.erased and query(at)["pts"].startswith("x")
+    assert len(run.points.y_train) + len(run.points.y_test) == 600 - len(run.edits.erased)
+
+
+def test_a_unit_on_the_plane_takes_the_click_first(at):
+    choose_tool(at, "1")
+    at.session_state["pg_focus"] = (1, 0)
+    click_plane(at, 0.5, 0.5)
+    assert at.session_state["pg_probe"] == (0.5, 0.5) and not at.session_state["pg_run"].edits
+
+
+def test_a_link_with_points_opens_with_them_and_a_bad_one_warns():
+    settings = PRESETS["moons"]
+    at = open_page(PAGE, to_query(settings) | {"pts": "0.5_-0.25_1~x3-4"})
+    run = at.session_state["pg_run"]
+    assert run.settings == settings and run.edits.added == ((0.5, -0.25, 1),) and run.edits.erased == (3, 4)
+    assert query(at)["pts"] == "0.5_-0.25_1~x3-4"
+    bad = open_page(PAGE, to_query(settings) | {"pts": "0.5_-0.25_7"})
+    assert "Ignored ` pts=0.5_-0.25_7 `: this data set's classes are 0 to 1." in [
+        w.value for w in bad.warning
+    ]
+    assert bad.session_state["pg_run"].settings == settings and not bad.session_state["pg_run"].edits
+
+
+def test_new_data_settings_start_without_the_clicks_points(at):
+    choose_tool(at, "1")
+    click_plane(at, 0.5, 0.5)
+    at.button(key="pg_regen").click().run()  # new points
+    assert not at.session_state["pg_run"].edits and "pts" not in query(at)
+
+
+def test_clicks_on_an_uploaded_set_add_points_to_its_csv_not_to_the_link(at):
+    rows = "".join(f"{i},{(i * 7) % 11},{i % 3}\n" for i in range(60))
+    at.file_uploader(key="pg_upload").upload("mine.csv", ("x1,x2,label\n" + rows).encode(), "text/csv").run()
+    choose_tool(at, "2")
+    click_plane(at, 0.25, 0.75)
+    run = at.session_state["pg_run"]
+    assert run.points.name == "mine.csv" and len(run.points.y_train) == len(run.base.y_train) + 1
+    assert "pts" not in query(at) and query(at)["data"] == "file"
+    assert plane_data(at)["touch"]["summary"].endswith("(1 added); the CSV export keeps them, a link can't")
+    (csv,) = [make() for label, make, _ in run.downloads() if label == "Data (.csv)"]
+    assert "0.25,0.75,2" in csv.splitlines()
+
+
+def test_a_click_that_cannot_be_done_says_why(at):
+    choose_tool(at, "erase")
+    at.session_state["pg_run"].base.X_train[:] = 0  # every training point under one click
+    click_plane(at, 0.0, 0.0)
+    assert any("every training point" in t.value for t in at.toast)
 
 
 def step_metric(page) -> int:
