@@ -22,7 +22,7 @@ from pages.ui import playground as panels
 from pages.ui import touch
 from pages.ui.frames import GONE, LEASE_SECONDS, PATH, TOKEN_HEADER, serve_frame
 from tests.conftest import open_page, shoot, wait_for_app
-from tests.harness import plane_metric
+from tests.harness import button, plane_metric
 
 PAGE = "pages/playground.py"
 
@@ -457,3 +457,73 @@ def test_a_closed_tabs_token_stops_training_within_the_lease(browser, app_url):
     print(f"the replayed token got {len(steps)} frames, then stopped {stopped:.1f} s after the tab closed")
     assert stopped <= LEASE_SECONDS + 2  # the lease was renewed at most when the tab closed
     assert steps == sorted(steps)  # frames were still training until then: the test replays for real
+
+
+# Where a point of the plane is on the canvas, in CSS pixels from its corner: pages/ui/plane.py's
+# layout (the axes inset by 2.6 em on the left, 0.4 em on top and right, 2.4 em at the bottom).
+PLANE_TO_CANVAS_JS = """(canvas, [x, y]) => {
+  const em = parseFloat(getComputedStyle(canvas.closest('.plane')).fontSize), size = canvas.clientWidth;
+  const [x0, x1, y0, y1] = canvas.dataset.extent.split(' ').map(Number);
+  const left = 2.6 * em, top = 0.4 * em, w = size - 3 * em, h = size - 2.8 * em;
+  return { x: left + ((x - x0) / (x1 - x0)) * w, y: top + ((y1 - y) / (y1 - y0)) * h };
+}"""
+
+
+ADDED_IN_LINK_JS = """(n) => (new URLSearchParams(location.search).get('pts') || '')
+  .split('~').filter((p) => p && !p.startsWith('x')).length === n"""
+
+
+def click_on_plane(page, x: float, y: float) -> None:
+    canvas = page.locator("canvas[data-extent]")
+    canvas.click(position=canvas.evaluate(PLANE_TO_CANVAS_JS, [x, y]))
+
+
+def added_points(page) -> list[tuple[float, float, int]]:
+    """The points the address bar's link carries as added (pts=x1_x2_class~…)."""
+    found = re.search(r"[?&]pts=([^&]*)", page.url)
+    parts = found.group(1).split("~") if found else []
+    return [
+        (float(a), float(b), int(c)) for a, b, c in (p.split("_") for p in parts if not p.startswith("x"))
+    ]
+
+
+@pytest.mark.browser
+def test_clicks_in_chromium_add_and_erase_points_while_training_goes_on(page, app_url):
+    from playwright.sync_api import expect
+
+    settings = replace(PRESETS["moons"], speed=10)
+    page.goto(f"{app_url}/playground?" + urlencode(to_query(settings)))
+    wait_for_app(page, heading="2D playground")
+    legend = page.locator(".plane .legend")
+    chip = legend.get_by_role("button", name="class 1")
+    chip.click()
+    expect(chip).to_have_attribute("aria-pressed", "true")
+    wait_for_app(page)
+    click_on_plane(page, 1.0, -1.0)
+    expect(legend.locator(".summary")).to_have_text("321 train points (1 added)")  # moons: 320 of 400
+    page.wait_for_function(ADDED_IN_LINK_JS, arg=1)
+    ((x, y, label),) = added_points(page)
+    assert abs(x - 1.0) <= 0.02 and abs(y + 1.0) <= 0.02 and label == 1  # where the pointer was
+
+    # Training goes on while points are added: the plane keeps drawing newer steps.
+    button(page, "Play").click()
+    drawn = wait_for_plane(page, 20)
+    click_on_plane(page, -1.0, 1.0)
+    expect(legend.locator(".summary")).to_have_text("322 train points (2 added)")
+    wait_for_plane(page, drawn + 20)
+    page.wait_for_function(ADDED_IN_LINK_JS, arg=2)
+    shoot(page, "playground-touch.png")
+    button(page, "Pause").click()
+    button(page, "Play").wait_for()
+    wait_for_app(page)
+
+    erase = legend.get_by_role("button", name="Erase")
+    erase.click()
+    expect(erase).to_have_attribute("aria-pressed", "true")
+    expect(chip).to_have_attribute("aria-pressed", "false")
+    wait_for_app(page)
+    click_on_plane(page, 1.0, -1.0)
+    expect(legend.locator(".summary")).to_contain_text("(1 added")
+    page.wait_for_function(ADDED_IN_LINK_JS, arg=1)
+    assert [p[2] for p in added_points(page)] == [1] and added_points(page)[0][0] < 0  # the other one stays
+    assert page.locator('[data-testid="stException"]').count() == 0

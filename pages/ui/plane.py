@@ -117,6 +117,7 @@ export default function (component) {
     g.save(); g.translate(0.6 * box.em, box.y + box.h / 2); g.rotate(-Math.PI / 2);
     g.textAlign = "center"; g.fillText("x2", 0, 0); g.restore();
     canvas.dataset.step = String(s.frame.step);
+    canvas.dataset.extent = d.extent.join(" ");  // for tests that click a point of the plane
   };
 
   // The numbers: built once, then only their text changes.
