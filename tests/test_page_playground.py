@@ -245,6 +245,9 @@ def test_a_click_adds_a_point_of_the_chosen_class_and_training_goes_on(at):
     assert query(at)["pts"] == "0.5_-0.25_2"
     at.button(key="pg_step").click().run()
     assert metric(at, "Step") == "2" and run.trainer.batches.n == n + 1
+    choose_tool(at, None)  # the chip pressed again: clicks do nothing
+    click_plane(at, 0.5, 0.5)
+    assert len(run.edits.added) == 1
 
 
 def test_erase_removes_the_points_near_a_click_and_the_link_follows(at):
@@ -527,3 +530,11 @@ def test_clicks_in_chromium_add_and_erase_points_while_training_goes_on(page, ap
     page.wait_for_function(ADDED_IN_LINK_JS, arg=1)
     assert [p[2] for p in added_points(page)] == [1] and added_points(page)[0][0] < 0  # the other one stays
     assert page.locator('[data-testid="stException"]').count() == 0
+
+    # The link opens the same set in a fresh tab.
+    summary = legend.locator(".summary").inner_text()
+    fresh = page.context.new_page()
+    fresh.goto(page.url)
+    wait_for_app(fresh, heading="2D playground")
+    expect(fresh.locator(".plane .legend .summary")).to_have_text(summary)
+    fresh.close()

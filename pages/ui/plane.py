@@ -240,8 +240,9 @@ export default function (component) {
     legend.innerHTML = html;
     legend.dataset.html = html;
   }
-  legend.setAttribute("role", touch ? "toolbar" : "group");
-  legend.setAttribute("aria-label", touch ? "Classes; what a click on the plane does" : "Classes");
+  legend.setAttribute("role", "group");
+  const how = "Classes: press one, then click the plane to add its points";
+  legend.setAttribute("aria-label", touch ? how : "Classes");
   for (const b of legend.querySelectorAll(".chip")) {
     b.setAttribute("aria-pressed", String(b.dataset.tool === String(touch.chosen)));
   }
