@@ -129,6 +129,7 @@ def test_a_link_carries_the_edits_and_a_bad_one_loses_nothing_else():
     assert query["pts"] == "0.5_-0.25_1~x2-3"
     assert from_query(query) == (settings, []) and link_edits(query, settings) == edits
     assert "pts" not in link(settings) and "pts" not in link(settings, uploaded=True, edits=edits)
+    assert link_edits(query | {"data": "file"}, settings) == Edits()  # a file's points: not in a link
     for bad, reason in [
         ("0_0_2", "classes are 0 to 1"),  # moons has 2 classes
         (f"x{settings.n}", f"points are 0 to {settings.n - 1}"),

@@ -163,10 +163,10 @@ def from_query(query: Mapping[str, Any], base: Settings | None = None) -> tuple[
 
 
 def link_edits(query: Mapping[str, Any], settings: Settings) -> Edits:
-    """The clicks' edits a link carries for `settings`' set: none if it carries none, or bad ones
-    (from_query's notes say why)."""
-    raw = query.get(EDITS_KEY)
-    return Edits() if raw is None else _read_edits(raw, settings)[0]
+    """The clicks' edits a link carries for `settings`' set: none if it carries none, bad ones
+    (from_query's notes say why) or points from a file (which a link can't carry)."""
+    raw, uploaded = query.get(EDITS_KEY), str(query.get("data")) in (FROM_FILE, str([FROM_FILE]))
+    return Edits() if raw is None or uploaded else _read_edits(raw, settings)[0]
 
 
 def _read_edits(raw: Any, settings: Settings) -> tuple[Edits, list[LinkNote]]:
