@@ -13,6 +13,7 @@ from mlp.links.settings import NETWORK, TRAINING
 from mlp.runs.playground import Playground, current_run
 from mlp.train import describe_schedule, supports_dropout, uses_momentum
 from pages.ui import playground as panels
+from pages.ui import touch
 from pages.ui.shell import COMPARE
 
 ui.require_shell()
@@ -30,7 +31,8 @@ ui.page_header(
     "2D playground",
     "Train a small network on toy data and watch it carve up the plane. Every class is a colour; "
     "the shading is how sure the network is (in a regression, the value it predicts: blue below 0, "
-    "orange above). Filled points train the network, hollow ones test it.",
+    "orange above). Filled points train the network, hollow ones test it; press a class under the "
+    "plane, then click the plane to add its points.",
 )
 ui.show_link_notes(notes)
 lesson_link = ui.lesson_panel("pg_", "playground", panels.load)
@@ -81,14 +83,15 @@ if upload is not None:
     except ValueError as err:
         st.error(f"{ui.literal(upload.name)}: {ui.say(err)} Using the generated data instead.")
 previous: Playground | None = st.session_state.get("pg_run")
-run = current_run(previous, settings, uploaded, upload.file_id if uploaded else "")
+run = current_run(previous, settings, uploaded, upload.file_id if uploaded else "", touch.edits())
+st.session_state[touch.EDITS_KEY] = run.edits  # the clicks' points belong to one set: a new one drops them
 if run is not previous:
     st.session_state.pg_run, st.session_state.pg_playing = run, False
 if uploaded is not None:
     st.success(f"Training on {ui.literal(uploaded.name)}: {uploaded.note}", icon=":material/upload_file:")
 shown = ui.shown_controls("pg_", SPECS)  # in the sidebar: what students see
 compare = {COMPARE: "1"} if st.session_state.pg_compare else {}
-page_link = link(settings, uploaded is not None) | compare | lesson_link | challenge_link | shown
+page_link = link(settings, uploaded is not None, run.edits) | compare | lesson_link | challenge_link | shown
 st.query_params.from_dict(page_link | ui.switches_query())
 ui.share_link(page_link)
 
@@ -118,7 +121,8 @@ def plane_and_numbers() -> None:
         icons = {"error": ":material/warning:", "warning": ":material/heart_broken:", "info": None}
         getattr(st, banner[0])(banner[1], icon=icons[banner[0]])
     points = plane_points(run.points, st.session_state.pg_show_test)
-    ui.plane(stream, now, points, ui.presenter(), ui.debug_mode(), on_click=panels.plane_click)
+    tool = touch.touch_state(run, uploaded is not None)  # the legend's classes choose what a click adds
+    ui.plane(stream, now, points, ui.presenter(), ui.debug_mode(), panels.plane_click, tool, touch.choose)
     panels.view_toggles()  # under the plane, as in TensorFlow Playground
     if failure := stream.take_failure():
         st.error(failure, icon=":material/error:")

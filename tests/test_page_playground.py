@@ -7,6 +7,8 @@ import urllib.error
 import urllib.request
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
+from unittest import mock
 from urllib.parse import urlencode
 
 import pytest
@@ -17,6 +19,8 @@ from mlp.curriculum.catalogue import LESSONS
 from mlp.io import model_from_bytes
 from mlp.lessons.playground import PRESETS, to_query
 from mlp.runs.playground import current_run
+from pages.ui import playground as panels
+from pages.ui import touch
 from pages.ui.frames import GONE, LEASE_SECONDS, PATH, TOKEN_HEADER, serve_frame
 from tests.conftest import open_page, shoot, wait_for_app
 from tests.harness import ARTIFACTS, button, plane_metric
@@ -249,6 +253,107 @@ def test_the_sidebar_has_l1_and_l2_rates_and_the_network_view_counts_zero_weight
     assert at.session_state["pg_run"].trainer.cfg.l2 == 0.1 and query(at)["l2"] == "0.1"
 
 
+def in_callback(app, handler, *args) -> None:
+    """Call one of the plane's handlers as its callback would before the page reruns (with the
+    session's state), then rerun the page."""
+    state = SimpleNamespace(session_state=app.session_state)
+    with mock.patch.object(panels, "st", state), mock.patch.object(touch, "st", state):
+        handler(*args)
+    app.run()
+    assert not app.exception
+
+
+def click_plane(app, x: float, y: float) -> None:
+    """A click inside the plane's axes at (x, y): pages/ui/plane.py calls the page's plane_click."""
+    in_callback(app, panels.plane_click, x, y)
+
+
+def choose_tool(app, tool: str | None) -> None:
+    """A press on the legend's class (or Erase) chip: pages/ui/plane.py calls touch.choose."""
+    in_callback(app, touch.choose, tool)
+    assert plane_data(app)["touch"]["chosen"] == (tool if tool in (None, "erase") else int(tool))
+
+
+def test_a_click_adds_a_point_of_the_chosen_class_and_training_goes_on(at):
+    at.button(key="pg_step").click().run()
+    run, before = at.session_state["pg_run"], weights(at)
+    n = len(plane_data(at)["points"]["train"])
+    click_plane(at, 0.5, 0.5)  # no class chosen yet: a click does nothing
+    assert len(plane_data(at)["points"]["train"]) == n and "pts" not in query(at)
+    choose_tool(at, "2")
+    click_plane(at, 0.5, -0.25)
+    assert at.session_state["pg_run"] is run and all(
+        torch.equal(a, b) for a, b in zip(before, weights(at), strict=True)
+    )  # the same network, not reset
+    assert plane_data(at)["points"]["train"][-1] == [0.5, -0.25, 2]
+    assert plane_data(at)["touch"]["summary"] == f"{n + 1} train points (1 added)"
+    assert query(at)["pts"] == "0.5_-0.25_2"
+    at.button(key="pg_step").click().run()
+    assert metric(at, "Step") == "2" and run.trainer.batches.n == n + 1
+    choose_tool(at, None)  # the chip pressed again: clicks do nothing
+    click_plane(at, 0.5, 0.5)
+    assert len(run.edits.added) == 1
+
+
+def test_erase_removes_the_points_near_a_click_and_the_link_follows(at):
+    choose_tool(at, "0")
+    click_plane(at, 1.2, 1.2)
+    choose_tool(at, "erase")
+    click_plane(at, 1.21, 1.19)
+    run = at.session_state["pg_run"]
+    assert run.edits.added == () and "pts" not in query(at)  # the added point went
+    click_plane(at, 0.0, 0.0)
+    assert run.edits.erased and query(at)["pts"].startswith("x")
+    assert len(run.points.y_train) + len(run.points.y_test) == 600 - len(run.edits.erased)
+
+
+def test_a_unit_on_the_plane_takes_the_click_first(at):
+    choose_tool(at, "1")
+    at.session_state["pg_focus"] = (1, 0)
+    click_plane(at, 0.5, 0.5)
+    assert at.session_state["pg_probe"] == (0.5, 0.5) and not at.session_state["pg_run"].edits
+
+
+def test_a_link_with_points_opens_with_them_and_a_bad_one_warns():
+    settings = PRESETS["moons"]
+    at = open_page(PAGE, to_query(settings) | {"pts": "0.5_-0.25_1~x3-4"})
+    run = at.session_state["pg_run"]
+    assert run.settings == settings and run.edits.added == ((0.5, -0.25, 1),) and run.edits.erased == (3, 4)
+    assert query(at)["pts"] == "0.5_-0.25_1~x3-4"
+    bad = open_page(PAGE, to_query(settings) | {"pts": "0.5_-0.25_7"})
+    assert "Ignored ` pts=0.5_-0.25_7 `: this data set's classes are 0 to 1." in [
+        w.value for w in bad.warning
+    ]
+    assert bad.session_state["pg_run"].settings == settings and not bad.session_state["pg_run"].edits
+
+
+def test_new_data_settings_start_without_the_clicks_points(at):
+    choose_tool(at, "1")
+    click_plane(at, 0.5, 0.5)
+    at.button(key="pg_regen").click().run()  # new points
+    assert not at.session_state["pg_run"].edits and "pts" not in query(at)
+
+
+def test_clicks_on_an_uploaded_set_add_points_to_its_csv_not_to_the_link(at):
+    rows = "".join(f"{i},{(i * 7) % 11},{i % 3}\n" for i in range(60))
+    at.file_uploader(key="pg_upload").upload("mine.csv", ("x1,x2,label\n" + rows).encode(), "text/csv").run()
+    choose_tool(at, "2")
+    click_plane(at, 0.25, 0.75)
+    run = at.session_state["pg_run"]
+    assert run.points.name == "mine.csv" and len(run.points.y_train) == len(run.base.y_train) + 1
+    assert "pts" not in query(at) and query(at)["data"] == "file"
+    assert plane_data(at)["touch"]["summary"].endswith("(1 added); the CSV export keeps them, a link can't")
+    (csv,) = [make() for label, make, _ in run.downloads() if label == "Data (.csv)"]
+    assert "0.25,0.75,2" in csv.splitlines()
+
+
+def test_a_click_that_cannot_be_done_says_why(at):
+    choose_tool(at, "erase")
+    at.session_state["pg_run"].base.X_train[:] = 0  # every training point under one click
+    click_plane(at, 0.0, 0.0)
+    assert any("every training point" in t.value for t in at.toast)
+
+
 def step_metric(page) -> int:
     return int(plane_metric(page, "Step").inner_text().replace(",", ""))
 
@@ -442,3 +547,81 @@ def test_a_closed_tabs_token_stops_training_within_the_lease(browser, app_url):
     print(f"the replayed token got {len(steps)} frames, then stopped {stopped:.1f} s after the tab closed")
     assert stopped <= LEASE_SECONDS + 2  # the lease was renewed at most when the tab closed
     assert steps == sorted(steps)  # frames were still training until then: the test replays for real
+
+
+# Where a point of the plane is on the canvas, in CSS pixels from its corner: pages/ui/plane.py's
+# layout (the axes inset by 2.6 em on the left, 0.4 em on top and right, 2.4 em at the bottom).
+PLANE_TO_CANVAS_JS = """(canvas, [x, y]) => {
+  const em = parseFloat(getComputedStyle(canvas.closest('.plane')).fontSize), size = canvas.clientWidth;
+  const [x0, x1, y0, y1] = canvas.dataset.extent.split(' ').map(Number);
+  const left = 2.6 * em, top = 0.4 * em, w = size - 3 * em, h = size - 2.8 * em;
+  return { x: left + ((x - x0) / (x1 - x0)) * w, y: top + ((y1 - y) / (y1 - y0)) * h };
+}"""
+
+
+ADDED_IN_LINK_JS = """(n) => (new URLSearchParams(location.search).get('pts') || '')
+  .split('~').filter((p) => p && !p.startsWith('x')).length === n"""
+
+
+def click_on_plane(page, x: float, y: float) -> None:
+    canvas = page.locator("canvas[data-extent]")
+    canvas.click(position=canvas.evaluate(PLANE_TO_CANVAS_JS, [x, y]))
+
+
+def added_points(page) -> list[tuple[float, float, int]]:
+    """The points the address bar's link carries as added (pts=x1_x2_class~…)."""
+    found = re.search(r"[?&]pts=([^&]*)", page.url)
+    parts = found.group(1).split("~") if found else []
+    return [
+        (float(a), float(b), int(c)) for a, b, c in (p.split("_") for p in parts if not p.startswith("x"))
+    ]
+
+
+@pytest.mark.browser
+def test_clicks_in_chromium_add_and_erase_points_while_training_goes_on(page, app_url):
+    from playwright.sync_api import expect
+
+    settings = replace(PRESETS["moons"], speed=10)
+    page.goto(f"{app_url}/playground?" + urlencode(to_query(settings)))
+    wait_for_app(page, heading="2D playground")
+    legend = page.locator(".plane .legend")
+    chip = legend.get_by_role("button", name="class 1")
+    chip.click()
+    expect(chip).to_have_attribute("aria-pressed", "true")
+    wait_for_app(page)
+    click_on_plane(page, 1.0, -1.0)
+    expect(legend.locator(".summary")).to_have_text("321 train points (1 added)")  # moons: 320 of 400
+    page.wait_for_function(ADDED_IN_LINK_JS, arg=1)
+    ((x, y, label),) = added_points(page)
+    assert abs(x - 1.0) <= 0.02 and abs(y + 1.0) <= 0.02 and label == 1  # where the pointer was
+
+    # Training goes on while points are added: the plane keeps drawing newer steps.
+    button(page, "Play").click()
+    drawn = wait_for_plane(page, 20)
+    click_on_plane(page, -1.0, 1.0)
+    expect(legend.locator(".summary")).to_have_text("322 train points (2 added)")
+    wait_for_plane(page, drawn + 20)
+    page.wait_for_function(ADDED_IN_LINK_JS, arg=2)
+    shoot(page, "playground-touch.png")
+    button(page, "Pause").click()
+    button(page, "Play").wait_for()
+    wait_for_app(page)
+
+    erase = legend.get_by_role("button", name="Erase")
+    erase.click()
+    expect(erase).to_have_attribute("aria-pressed", "true")
+    expect(chip).to_have_attribute("aria-pressed", "false")
+    wait_for_app(page)
+    click_on_plane(page, 1.0, -1.0)
+    expect(legend.locator(".summary")).to_contain_text("(1 added")
+    page.wait_for_function(ADDED_IN_LINK_JS, arg=1)
+    assert [p[2] for p in added_points(page)] == [1] and added_points(page)[0][0] < 0  # the other one stays
+    assert page.locator('[data-testid="stException"]').count() == 0
+
+    # The link opens the same set in a fresh tab.
+    summary = legend.locator(".summary").inner_text()
+    fresh = page.context.new_page()
+    fresh.goto(page.url)
+    wait_for_app(fresh, heading="2D playground")
+    expect(fresh.locator(".plane .legend .summary")).to_have_text(summary)
+    fresh.close()

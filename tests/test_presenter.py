@@ -53,6 +53,7 @@ def test_the_playground_shows_its_boundary_and_loss_in_the_first_screen(screen, 
     tab.locator("canvas[data-step]").first.wait_for()
     first_screen(tab, "canvas[data-step]")
     first_screen(tab, ".st-key-pg_controls")
+    first_screen(tab, '.plane .legend .chip[data-tool="erase"]')  # the touch tool, its last button
     first_screen(tab, '.st-key-pg_network svg[role="img"]')  # TensorFlow Playground's layout: all three
     curves = first_screen(tab, ".st-key-pg_curves .js-plotly-plot")
     assert curves["width"] >= 300, curves  # wide enough for its ticks not to run into each other

@@ -4,6 +4,7 @@ toy      make_2d (blobs, moons, circles, XOR, spirals, teacher; the regression p
          a split (stratified for classes), and the rule that says a set's task
 teacher  the seed notes' task: labels from a fixed random ReLU network (16 inputs, or 2)
 points   a 2D data set split for training and testing; points from a CSV file
+edits    points added and erased by clicks on a 2D set, and their link form
 features derived inputs (x1², x2², x1·x2, sin x1, sin x2): points to the network's inputs
 download files into a cache folder, bounded in time and size, checked, atomic, one at a time
 mnist    the mirrors and checksums, the IDX parser, the cache, the bundled sample

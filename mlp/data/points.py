@@ -33,6 +33,7 @@ class Points:
     y_test: np.ndarray
     classes: int  # the network's outputs: K classes, 1 for a regression (one real-valued output)
     name: str  # "spiral (3 arms)" or "points.csv"
+    plane: float | None = None  # half the plane's width, if fixed (a set edited by clicks keeps its own)
 
     @property
     def task(self) -> str:
@@ -42,6 +43,8 @@ class Points:
     @property
     def extent(self) -> tuple[float, float, float, float]:
         """x and y ranges of the plane shown: every point plus a margin, square, at least ±1.5."""
+        if self.plane is not None:
+            return (-self.plane, self.plane, -self.plane, self.plane)
         both = np.concatenate([self.X_train, self.X_test])
         half = max(PLANE, float(np.abs(both).max()) * 1.1)
         return (-half, half, -half, half)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mlp.data import MAX_CLASSES, PLANE_KINDS, Points, class_count, make_2d, split, task_of
+from mlp.data.edits import Edits, edits_text, read_edits
 from mlp.data.features import LABELS, NAMES, ordered
 from mlp.links import settings as form
 from mlp.links.settings import LinkNote, Spec, WidthLimits, setting
@@ -24,6 +25,7 @@ WIDTHS = WidthLimits(max_layers=8, max_width=128, min_layers=0)
 DATA = "Data"
 ENGINE_NAMES = {"autograd": "PyTorch autograd", "manual": "manual backprop"}
 FROM_FILE = "file"  # the link's data= when the points were uploaded
+EDITS_KEY = "pts"  # the link's points added and erased by clicks on the plane (mlp.data.edits)
 SPEEDS = (1, 2, 3, 5, 10, 20, 30, 50, 100, 200, 500, 1000, 2000)  # the speed control's stops, steps a second
 CLASS_PACE = 3  # steps a second at which a class sees the default spiral's boundary form (10-23 s)
 LEGACY_SPEED = "speed"  # links before speed was steps a second carried steps a frame, 10 frames a second
@@ -155,6 +157,7 @@ def to_query(settings: Settings) -> dict[str, str]:
 def from_query(query: Mapping[str, Any], base: Settings | None = None) -> tuple[Settings, list[LinkNote]]:
     """Settings from a link's query over `base`; each bad parameter is skipped with a note."""
     query, file_notes = dict(query), []
+    edits = query.pop(EDITS_KEY, None)  # read after the settings: it needs their set (link_edits)
     if str(query.get("data")) in (FROM_FILE, str([FROM_FILE])):  # the page's link for uploaded points
         del query["data"]
         file_notes.append(
@@ -176,7 +179,30 @@ def from_query(query: Mapping[str, Any], base: Settings | None = None) -> tuple[
     if engine_problem(values["engine"], values["dropout"]):
         notes.append(LinkNote("dropout", str(values["dropout"]), "the manual engine has no dropout"))
         values["dropout"] = 0.0
-    return Settings(**values), notes
+    settings = Settings(**values)
+    return settings, notes + (_read_edits(edits, settings)[1] if edits is not None and not file_notes else [])
+
+
+def link_edits(query: Mapping[str, Any], settings: Settings) -> Edits:
+    """The clicks' edits a link carries for `settings`' set: none if it carries none, bad ones
+    (from_query's notes say why) or points from a file (which a link can't carry)."""
+    raw, uploaded = query.get(EDITS_KEY), str(query.get("data")) in (FROM_FILE, str([FROM_FILE]))
+    return Edits() if raw is None or uploaded else _read_edits(raw, settings)[0]
+
+
+def _read_edits(raw: Any, settings: Settings) -> tuple[Edits, list[LinkNote]]:
+    text = str(raw[-1] if isinstance(raw, list) and raw else raw)
+    shown = text if len(text) <= 60 else text[:60] + "…"
+    try:
+        edits = read_edits(text)
+    except ValueError as err:
+        return Edits(), [LinkNote(EDITS_KEY, shown, str(err))]
+    if any(c >= settings.classes for _, _, c in edits.added):
+        reason = f"this data set's classes are 0 to {settings.classes - 1}"
+        return Edits(), [LinkNote(EDITS_KEY, shown, reason)]
+    if edits.erased and edits.erased[-1] >= settings.n:
+        return Edits(), [LinkNote(EDITS_KEY, shown, f"this data set's points are 0 to {settings.n - 1}")]
+    return edits, []
 
 
 def train_curve_name(settings: Settings) -> str:
@@ -195,9 +221,12 @@ def make_points(settings: Settings) -> Points:
     return Points(X_train, y_train, X_test, y_test, settings.classes, name)
 
 
-def link(settings: Settings, uploaded: bool = False) -> dict[str, str]:
-    """The address bar's query: every setting, and data=file when the points came from a file."""
-    return to_query(settings) | ({SPECS["kind"].key: FROM_FILE} if uploaded else {})
+def link(settings: Settings, uploaded: bool = False, edits: Edits | None = None) -> dict[str, str]:
+    """The address bar's query: every setting, and data=file when the points came from a file,
+    else the points clicks added and erased, if any."""
+    if uploaded:
+        return to_query(settings) | {SPECS["kind"].key: FROM_FILE}
+    return to_query(settings) | ({EDITS_KEY: edits_text(edits)} if edits else {})
 
 
 def from_widgets(values: Mapping[str, Any], fallback: Settings) -> tuple[Settings, list[ValueError]]:

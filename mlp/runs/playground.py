@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from mlp.data import Points, UploadedPoints, points_csv, uploaded_points
+from mlp.data.edits import Edits, apply_edits
 from mlp.data.features import input_width, network_inputs, with_features
 from mlp.device import torch_threads
 from mlp.io import architecture_json, model_to_bytes
@@ -26,6 +27,7 @@ from mlp.metrics import confusion_matrix
 from mlp.model import MLP
 from mlp.runs import diagnosis
 from mlp.train import Trainer, engine_problem, eval_mode, evaluate, predict_outputs, predict_proba
+from mlp.train.trainer import new_data
 
 T = TypeVar("T")
 
@@ -98,7 +100,8 @@ class Playground:
     ) -> None:
         self.lock = threading.RLock()
         self.settings = settings
-        self.points = points
+        self.points = self.base = points  # base: the set before clicks edited it (edit_run)
+        self.edits = Edits()
         self.inputs = network_inputs(points, settings.features)  # what the network takes: x1, x2, features
         self.data_key = data_key if data_key is not None else settings.data_key  # what made the points
         s, d_in = settings, input_width(settings.features)
@@ -377,18 +380,40 @@ def lockstep(
     return taken, step_seconds
 
 
+def edit_run(run: Playground, edits: Edits) -> None:
+    """Train on the set as clicks edited it (points added, points erased), from where the run
+    is: the weights, the optimizer's state and the history go on (mlp.train.trainer.new_data)."""
+    with run.lock:
+        points = apply_edits(run.base, edits)  # checks the edits before anything changes
+        run.points, run.edits = points, edits
+        run.inputs = p = network_inputs(points, run.settings.features)
+        cfg = run.settings.train_config(len(p.y_train))
+        new_data(run.trainer, (p.X_train, p.y_train), (p.X_test, p.y_test), cfg)
+        if run.twin is not None:
+            twin_cfg = replace(cfg, engine=run.other_engine)
+            new_data(run.twin, (p.X_train, p.y_train), (p.X_test, p.y_test), twin_cfg)
+
+
 def current_run(
-    run: Playground | None, settings: Settings, upload: UploadedPoints | None = None, upload_id: str = ""
+    run: Playground | None,
+    settings: Settings,
+    upload: UploadedPoints | None = None,
+    upload_id: str = "",
+    edits: Edits | None = None,
 ) -> Playground:
-    """The run these settings (and an uploaded file) call for: `run` itself, reconfigured if only
-    training settings changed; a new run when the points or the network must change."""
+    """The run these settings (and an uploaded file, and clicks' `edits`) call for: `run` itself,
+    reconfigured if only training settings changed; a new run when the points or the network
+    must change. Edits belong to one set: a new set (other data settings) starts without them."""
     data_key = (upload_id, settings.test_fraction, settings.data_seed) if upload else settings.data_key
     if run is None or run.data_key != data_key or run.settings.needs_new_network(settings):
         if upload is not None:
             points = uploaded_points(upload, settings.test_fraction, settings.data_seed)
         else:
             points = make_points(settings)
-        return Playground(settings, points, data_key)
-    if settings != run.settings:
+        same_set = run is None or run.data_key == data_key
+        run, edits = Playground(settings, points, data_key), edits if same_set else None
+    elif settings != run.settings:
         run.apply(settings)
+    if edits is not None and edits != run.edits:
+        edit_run(run, edits)
     return run

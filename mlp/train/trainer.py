@@ -245,6 +245,18 @@ class Trainer:
         return callback is not None and self._report(callback, val)
 
 
+def new_data(trainer: Trainer, train: tuple[Any, Any], val: tuple[Any, Any] | None, cfg: TrainConfig) -> None:
+    """Other data for a run mid-way (points added to a plane by a click): the weights, the
+    optimizer's state (momentum, Adam's moments), the step count and the history stay; batches
+    start a new pass over the new data. `cfg` is the run's, its batch size fitted to the new data."""
+    trainer.cfg = cfg
+    trainer.batches = Batches(train, cfg.batch_size, cfg.seed, trainer.device)
+    trainer.val = None if val is None else tuple(as_tensor(t).to(trainer.device) for t in val)
+    trainer.total_steps = max(cfg.epochs * trainer.steps_per_epoch, trainer.step_count)
+    if trainer.status == "done" and trainer.step_count < trainer.total_steps:
+        trainer.status = "ready"
+
+
 def vouches_below(classes: int) -> float:
     """The validation loss under which an epoch's weights count as sound (3 × chance, ln K): a
     divergence puts back the last such epoch's weights, so what a page shows then is an epoch it

@@ -11,6 +11,7 @@ live      fragments redrawn on a timer, taking turns with every other visitor's
 reconnect a visitor whose session the server lost is told so
 pad       the digit drawing pad
 plane     the 2D playground's plane and its numbers, drawn on a canvas
+touch     what a click on the plane does: a point of the chosen class added, or points erased
 frames    the route a playing plane fetches its frames from (not through Streamlit reruns)
 internals everything taken from Streamlit beyond its public API, each with why and what breaks
 tour      a guided tour's card: where the class is, what to say, → and ← to move, the outline

@@ -39,7 +39,11 @@ _CSS = """
 }
 canvas { width: 100%; max-width: min(34rem, 52vh); aspect-ratio: 1 / 1; display: block; }
 .legend { display: flex; flex-wrap: wrap; gap: 0.35rem 1rem; margin-top: 0.25rem; opacity: 0.85; }
-.legend span { display: inline-flex; align-items: center; gap: 0.3rem; }
+.legend span, .chip { display: inline-flex; align-items: center; gap: 0.3rem; }
+.chip { font: inherit; color: inherit; background: none; cursor: pointer; margin: 0;
+  border: 1px solid rgba(128, 128, 128, 0.5); border-radius: 1rem; padding: 0 0.45rem; }
+.chip[aria-pressed="true"] { border: 2px solid currentColor; padding: 0 calc(0.45rem - 1px);
+  background: rgba(128, 128, 128, 0.18); font-weight: 600; }
 .dot { width: 0.7rem; height: 0.7rem; border-radius: 50%; display: inline-block; box-sizing: border-box; }
 .scale { display: inline-flex; align-items: center; gap: 0.4rem; }
 .scale .bar { width: 8rem; height: 0.7rem; border-radius: 0.2rem; display: inline-block; }
@@ -56,6 +60,8 @@ export default function (component) {
   s.data = data;
   s.trigger = setTriggerValue;
   s.told = null;  // the page has just run: it knows what the server knew then
+  // Which points the cached layer shows: clicks add and erase them, so every one counts.
+  s.pointsKey = JSON.stringify([data.points.extent, data.points.train, data.points.test, data.points.colors]);
   root.classList.toggle("presenter", !!data.presenter);
 
   const layout = (size, dpr) => {
@@ -93,7 +99,7 @@ export default function (component) {
     const size = Math.max(1, Math.round(canvas.clientWidth * dpr));
     if (canvas.width !== size) { canvas.width = canvas.height = size; s.key = null; }
     const box = layout(size, dpr);
-    const key = [size, d.extent, d.train.length, d.test.length, d.train[0], d.test[0]].join("|");
+    const key = `${size}|${s.pointsKey}`;
     if (s.key !== key) { s.layer = pointsLayer(d, size, box, dpr); s.key = key; }
     const g = canvas.getContext("2d");
     g.clearRect(0, 0, size, size);
@@ -114,6 +120,7 @@ export default function (component) {
     g.textAlign = "center"; g.fillText("x2", 0, 0); g.restore();
     canvas.dataset.step = String(s.frame.step);
     canvas.dataset.discrete = String(!!s.frame.discrete);
+    canvas.dataset.extent = d.extent.join(" ");  // for tests that click a point of the plane
   };
 
   // The numbers: built once, then only their text changes.
@@ -205,7 +212,8 @@ export default function (component) {
       if (px < box.x || px > box.x + box.w || py < box.y || py > box.y + box.h) return;
       const [x0, x1, y0, y1] = d.extent;
       const x = x0 + ((px - box.x) / box.w) * (x1 - x0), y = y1 - ((py - box.y) / box.h) * (y1 - y0);
-      s.trigger("click", { x: Math.round(x * 1e4) / 1e4, y: Math.round(y * 1e4) / 1e4 });
+      s.clicked = (s.clicked || 0) + 1;  // two clicks on one spot are two clicks
+      s.trigger("click", { x: Math.round(x * 1e4) / 1e4, y: Math.round(y * 1e4) / 1e4, n: s.clicked });
     });
   }
   canvas.style.cursor = data.clickable ? "crosshair" : "";
@@ -217,17 +225,50 @@ export default function (component) {
   }
   const dot = (colour, hollow) =>
     `<i class="dot" style="${hollow ? `border: 2px solid ${colour}` : `background: ${colour}`}"></i>`;
-  const p = data.points;
+  const p = data.points, touch = data.touch;
+  // The legend's classes are the touch tool when the page has one: press a class, then click the
+  // plane to add its points; Erase removes points near a click; press again to stop. A regression's
+  // legend is its colour scale, and its tool Erase alone.
+  const chip = (tool, inner, tip) =>
+    `<button type="button" class="chip" data-tool="${tool}" title="${tip}">${inner}</button>`;
+  const legend = root.querySelector(".legend");
   const bar = `<i class="bar" style="background: linear-gradient(to right, ${p.colors.join(", ")})"></i>`;
   const fmt = (v) => (v > 0 ? "+" : v < 0 ? "\u2212" : "") + Math.abs(v);
-  root.querySelector(".legend").innerHTML =
+  const html =
     (p.scale
       ? `<span class="scale" role="img" aria-label="Colour scale: blue ${fmt(p.scale.low)}, ` +
         `grey 0, orange ${fmt(p.scale.high)}">${fmt(p.scale.low)}${bar}${fmt(p.scale.high)}</span>` +
         `<span>colour = ${p.scale.label}</span>`
-      : p.colors.map((c, i) => `<span>${dot(c, false)}class ${i}</span>`).join("")) +
+      : p.colors.map((c, i) => touch
+        ? chip(i, `${dot(c, false)}class ${i}`, `Click the plane to add training points of class ${i}`)
+        : `<span>${dot(c, false)}class ${i}</span>`).join("")) +
+    (touch ? chip("erase", "Erase", "Click the plane to erase the points near the click") : "") +
     `<span>${dot("currentColor", false)}train</span>` +
-    (p.test.length ? `<span>${dot("currentColor", true)}test</span>` : "");
+    (p.test.length ? `<span>${dot("currentColor", true)}test</span>` : "") +
+    (touch && touch.summary ? '<span class="summary"></span>' : "");
+  if (legend.dataset.html !== html) {  // rebuilt only when it changes: a pressed chip keeps the focus
+    legend.innerHTML = html;
+    legend.dataset.html = html;
+  }
+  legend.setAttribute("role", "group");
+  const how = "Classes: press one, then click the plane to add its points";
+  legend.setAttribute("aria-label", touch ? how : "Classes");
+  for (const b of legend.querySelectorAll(".chip")) {
+    b.setAttribute("aria-pressed", String(b.dataset.tool === String(touch.chosen)));
+  }
+  if (touch && touch.summary) legend.querySelector(".summary").textContent = touch.summary;
+  if (!s.chips) {
+    s.chips = true;
+    legend.addEventListener("click", (e) => {
+      const b = e.target.closest("button.chip");
+      if (!b) return;
+      const on = b.getAttribute("aria-pressed") !== "true";
+      for (const c of legend.querySelectorAll(".chip")) c.setAttribute("aria-pressed", "false");
+      b.setAttribute("aria-pressed", String(on));
+      s.tools = (s.tools || 0) + 1;
+      s.trigger("tool", { tool: on ? b.dataset.tool : null, n: s.tools });
+    });
+  }
   if (!data.debug) root.querySelector(".rate").textContent = "";
   if (data.playing) play();
 }
@@ -251,11 +292,15 @@ def plane(
     presenter: bool,
     debug: bool,
     on_click: Callable[[float, float], None] | None = None,
+    touch: dict[str, Any] | None = None,
+    on_touch: Callable[[str | None], None] | None = None,
 ) -> None:
     """The numbers and the plane: `frame` now (Stream.update's), `points` (plane_points'); while
     the stream plays, the canvas fetches its own frames. The canvas's data-step is the step of
     the frame it drew last (tests wait on it). A click inside the axes calls `on_click(x, y)`
-    with the point in the plane's coordinates, before the page reruns."""
+    with the point in the plane's coordinates, before the page reruns. With `touch` ({"chosen":
+    a class, "erase" or None, "summary": text}) the legend's classes are buttons choosing what a
+    click does: pressing one calls `on_touch` with its class ("0", "1", …), "erase" or None."""
     global _component
     if _component is None:  # registered once per process
         _component = st.components.v2.component("mlp_plane", html=_HTML, css=_CSS, js=_JS)
@@ -270,6 +315,7 @@ def plane(
         "presenter": presenter,
         "debug": debug,
         "clickable": on_click is not None,
+        "touch": touch,
     }
 
     def clicked() -> None:
@@ -277,4 +323,11 @@ def plane(
         if on_click is not None and click:
             on_click(float(click["x"]), float(click["y"]))
 
-    _component(key=PLANE_KEY, data=data, on_ended_change=lambda: None, on_click_change=clicked)
+    def chose() -> None:
+        tool = st.session_state[PLANE_KEY].get("tool")
+        if on_touch is not None and tool:
+            on_touch(None if tool.get("tool") is None else str(tool["tool"]))
+
+    _component(
+        key=PLANE_KEY, data=data, on_ended_change=lambda: None, on_click_change=clicked, on_tool_change=chose
+    )

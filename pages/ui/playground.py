@@ -5,14 +5,16 @@ from collections.abc import Callable, Mapping
 
 import streamlit as st
 
+from mlp.data.edits import Edits
 from mlp.figures.network import hidden_space_figure, network_svg, unit_figure
-from mlp.lessons.playground import ENGINE_NAMES, PRESETS, SPECS, from_query
+from mlp.lessons.playground import ENGINE_NAMES, PRESETS, SPECS, from_query, link_edits
 from mlp.runs.network_view import REGRESSION_OUTPUT, NetworkPicture, hidden_space, network_picture
 from mlp.runs.playground import Playground
 from pages.ui.controls import control, load_settings
 from pages.ui.plane import plane_stream
 from pages.ui.shell import COMPARE, chart, presenter, settings_query, switches_query
 from pages.ui.text import say
+from pages.ui.touch import EDITS_KEY, click
 
 
 def stop_playing() -> None:
@@ -24,6 +26,7 @@ def stop_playing() -> None:
 def preset() -> None:
     stop_playing()
     load_settings("pg_", SPECS, PRESETS[st.session_state.pg_preset])
+    st.session_state[EDITS_KEY] = Edits()  # a preset is its set as made, without clicks' points
 
 
 def load(query: Mapping[str, str]) -> None:
@@ -31,7 +34,9 @@ def load(query: Mapping[str, str]) -> None:
     run: the same seed gives the same initial weights, so the one setting changed is the only
     difference. The address bar shows it at once."""
     stop_playing()
-    load_settings("pg_", SPECS, from_query(settings_query(query))[0])
+    settings = from_query(settings_query(query))[0]
+    load_settings("pg_", SPECS, settings)
+    st.session_state[EDITS_KEY] = link_edits(query, settings)
     st.session_state.pg_run, st.session_state.pg_compare = None, query.get(COMPARE) == "1"
     st.query_params.from_dict(dict(query) | switches_query())
 
@@ -41,9 +46,12 @@ PROBE_KEY = "pg_probe"  # the point (x1, x2) last clicked while a unit is on the
 
 
 def plane_click(x: float, y: float) -> None:
-    """A click on the plane: with a unit on the plane, the point whose computation to show."""
+    """A click on the plane: with a unit on the plane, the point whose computation to show;
+    else what the touch tool says (pages/ui/touch.py): a point added, or points erased."""
     if st.session_state.get(FOCUS_KEY) is not None:
         st.session_state[PROBE_KEY] = (x, y)
+    else:
+        click(x, y)
 
 
 def view_toggles() -> None:
