@@ -50,10 +50,18 @@ def test_a_click_still_lands_under_load(hall):
     assert rows[16]["pause max s"] <= 20.0, rows[16]
 
 
+# A server's RSS read after visitors leave moves by up to ~15 MB either way with nothing leaking
+# (the allocator keeps or hands back its arenas): over ten CI runs, 5 visitors more changed it by
+# -45 to +12 MB, -6 on average. The suite's few visitors can't resolve 100 MB per 50 finer than
+# that; python -m bench.load's 50 visitors (docs/hosting.md) do.
+RSS_NOISE_MB = 20
+
+
 def test_memory_grows_at_most_100_mb_per_50_visitors_and_levels_off(hall):
     _, memory = hall
     churn, batch = memory["churn MB"], memory["churn batch"]
-    assert (churn[-1] - churn[0]) * 50 / (batch * (len(churn) - 1)) <= 100, churn  # per 50 visitors
+    visitors = batch * (len(churn) - 1)  # who came and went between the first reading and the last
+    assert churn[-1] - churn[0] <= 100 * visitors / 50 + RSS_NOISE_MB, churn
     assert memory["rss after MB"] <= memory["rss peak MB"] + 10, memory
 
 
