@@ -4,7 +4,7 @@ import streamlit as st
 
 import pages.ui as ui
 from mlp.curriculum.challenges import playground_scores
-from mlp.data import MULTICLASS_KINDS, read_points_csv
+from mlp.data import MULTICLASS_KINDS, read_points_csv, task_of
 from mlp.figures.classes import confusion_figure
 from mlp.figures.curves import epoch_curves_figure
 from mlp.figures.plane import plane_points
@@ -74,7 +74,7 @@ settings, problems = from_widgets(widgets, saved)
 st.session_state.pg_settings = settings
 for problem in problems:
     st.sidebar.error(f"{ui.say(problem)} Keeping the previous value.")
-st.sidebar.caption(describe_schedule(settings.train_config(1)))
+st.sidebar.caption(describe_schedule(settings.train_config(1, task_of(settings.kind))))
 
 uploaded = None
 if upload is not None:

@@ -161,6 +161,18 @@ def test_adding_a_point_trains_on_from_the_same_weights_and_optimizer_state():
     assert other.edits == Edits() and len(other.points.y_train) == len(other.base.y_train)
 
 
+def test_erasing_points_of_a_regression_keeps_it_a_regression():
+    settings = PRESETS["regression"]
+    run = current_run(None, settings)
+    run.run(3)
+    x, y = run.base.X_train[0]
+    edits = erase_near(Edits(), run.base, float(x), float(y), erase_radius(run.points))
+    assert current_run(run, settings, edits=edits) is run and len(run.points.y_train) < len(run.base.y_train)
+    assert run.points.task == "regress" and run.trainer.cfg.loss == "mse"
+    run.run(2)
+    assert run.trainer.step_count == 5 and np.isfinite(run.trainer.history.epochs[-1].train_loss)
+
+
 def test_the_twin_trains_on_the_edited_set_too():
     run = current_run(None, PRESETS["moons"])
     run.compare(True)

@@ -221,7 +221,7 @@ def test_l1_and_l2_rates_round_trip_through_the_link_and_reach_the_training_conf
     query = to_query(settings)
     assert (query["l1"], query["l2"]) == ("0.01", "0.1") and from_query(query) == (settings, [])
     assert from_query({"l1": "0.02"})[0].l1 == 0.02  # between stops, as a link may bring
-    cfg = settings.train_config(100)
+    cfg = settings.train_config(100, "classify")
     assert (cfg.l1, cfg.l2, cfg.weight_decay) == (0.01, 0.1, 0.0)
     assert train_curve_name(settings) == "train (loss + penalty)" and train_curve_name(Settings()) == "train"
     settings, notes = from_query({"l1": "-1", "l2": "lots"})

@@ -134,4 +134,4 @@ def test_bad_rates_get_clear_messages(kwargs, message):
 def test_the_playgrounds_rates_are_refused_outside_their_stops_range():
     with pytest.raises(ValueError, match="must be between 0 and 10"):
         Settings(l1=-1.0)
-    assert Settings(l1=0.01, l2=0.3).train_config(100).l1 == 0.01
+    assert Settings(l1=0.01, l2=0.3).train_config(100, "classify").l1 == 0.01

@@ -32,7 +32,7 @@ def test_a_setting_declared_once_reaches_the_sidebar_the_link_the_checks_and_the
     from tests.conftest import open_page
 
     settings = pg.Settings(optimizer="momentum", momentum=0.5)
-    assert settings.train_config(100).momentum == 0.5  # the training config
+    assert settings.train_config(100, "classify").momentum == 0.5  # the training config
     assert pg.to_query(settings)["mom"] == "0.5"  # the link, written
     assert pg.from_query({"mom": "0.5"})[0].momentum == 0.5  # and read
     assert pg.from_query({"mom": "1.5"})[1][0].key == "mom"  # the checks: past the last stop

@@ -114,7 +114,7 @@ class Settings:
         if problem := engine_problem(self.engine, self.dropout):
             raise ValueError(problem)
 
-    def train_config(self, n_train: int, task: str = "classify") -> TrainConfig:
+    def train_config(self, n_train: int, task: str) -> TrainConfig:
         """How the run trains on `n_train` points of a `task` (a regression's loss is the MSE)."""
         batch = n_train if self.batch_size == 0 else min(self.batch_size, n_train)
         return TrainConfig(

@@ -387,7 +387,7 @@ def edit_run(run: Playground, edits: Edits) -> None:
         points = apply_edits(run.base, edits)  # checks the edits before anything changes
         run.points, run.edits = points, edits
         run.inputs = p = network_inputs(points, run.settings.features)
-        cfg = run.settings.train_config(len(p.y_train))
+        cfg = run.settings.train_config(len(p.y_train), points.task)
         new_data(run.trainer, (p.X_train, p.y_train), (p.X_test, p.y_test), cfg)
         if run.twin is not None:
             twin_cfg = replace(cfg, engine=run.other_engine)
