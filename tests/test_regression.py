@@ -180,5 +180,6 @@ def test_the_regression_preset_round_trips_through_its_link_and_hides_classes():
     with pytest.raises(ValueError, match="is a regression: it has no classes"):
         Settings(kind="reg-gauss", classes=3)
     assert (
-        PRESET.train_config(100, "regress").loss == "mse" and PRESET.train_config(100, "classify").loss == "cross_entropy"
+        PRESET.train_config(100, "regress").loss == "mse"
+        and PRESET.train_config(100, "classify").loss == "cross_entropy"
     )
