@@ -15,6 +15,7 @@ import torch.nn.functional as F
 
 from mlp.data.features import input_labels, with_features
 from mlp.device import torch_threads
+from mlp.errors import InputError
 from mlp.lessons.playground import SMALL_NET_THREADS
 from mlp.model import activation_function
 from mlp.runs.playground import Playground, mark_edited
@@ -86,6 +87,17 @@ class UnitComputation:
     next_f: str  # the next layer's activation ("softmax" when it is the output)
     logits: list[float]  # the output's z at the point
     probs: list[float]  # softmax(logits)
+
+
+def plane_caption(run: Playground, unit: Unit) -> str:
+    """What the plane says it shows while a unit is on it."""
+    layer, j = unit
+    if layer == layer_count(run):
+        return f"Output, class {j}: its probability over the plane. Click a point for its numbers."
+    return (
+        f"Layer {layer}, unit {j + 1}: its output a over the plane (orange > 0, blue < 0, clear at 0). "
+        "Click a point for its numbers."
+    )
 
 
 def layer_count(run: Playground) -> int:
@@ -179,9 +191,7 @@ def parse_weight(text: str) -> float:
     try:
         value = float(cleaned)
     except ValueError:
-        raise ValueError(
-            f"A weight is a number, such as 0.5 or -1.2; “{text.strip()[:40]}” is not one."
-        ) from None
+        raise InputError("A weight is a number, such as 0.5 or -1.2; {} is not one.", text.strip()) from None
     if not math.isfinite(value) or abs(value) > MAX_WEIGHT:
         raise ValueError(f"A weight must be a number between -{MAX_WEIGHT:g} and {MAX_WEIGHT:g}.")
     return value
