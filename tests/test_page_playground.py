@@ -373,9 +373,10 @@ def test_a_unit_on_the_plane_shows_its_map_and_its_computation_at_a_clicked_poin
         x = torch.tensor([[0.5, -0.25]])
         a = run.model.activations(x)[0][0, 2].item()
     z_line, a_line, output = (e.value.strip("$\n") for e in at.latex)
-    assert z_line.startswith("z = \\underbrace{") and "_{x_1}" in z_line and "_{b}" in z_line
+    assert z_line.startswith("\\begin{aligned} z &= \\underbrace{")
+    assert "_{x_1}" in z_line and "_{b}" in z_line
     assert a_line.endswith(f"= {a:.3f}") and "relu" in a_line
-    assert output.startswith("\\text{output: }")
+    assert output.startswith("\\begin{aligned} z &= (")
     assert plane_data(at)["probe"] == [0.5, -0.25]
     at.button(key="pg_show_output").click().run()
     assert plane_data(at)["frame"]["focus"] == "" and at.session_state["pg_probe"] is None and not at.latex

@@ -34,6 +34,7 @@ TEXT_KEY = "pg_weight_text"
 ERROR_KEY = "pg_weight_error"
 MIN_PX = 460  # the drawing's narrowest: its labels ≥ 12 px (a projector's column is 482)
 MAX_TERMS = 6  # terms of z written out; the rest are counted
+TERMS_A_LINE = 2  # ...and how many a line of the narrow column holds
 
 _HTML = f"""
 <div class="mlp-net-scroll" tabindex="0" role="region" aria-label="The network view">
@@ -242,7 +243,10 @@ def z_tex(u: UnitStep) -> str:
     parts = [rf"\underbrace{{{_num(t.w)} \cdot {_num(t.a)}}}_{{{_tex_name(t.name, u.layer)}}}" for t in terms]
     if len(u.terms) > len(terms):
         parts.append(rf"\dots_{{\text{{{len(u.terms) - len(terms)} more}}}}")
-    return f"z = {' + '.join(parts)} + \\underbrace{{{_num(u.b)}}}_{{b}} = {u.z:.3f}"
+    parts.append(rf"\underbrace{{{_num(u.b)}}}_{{b}}")
+    # A column is narrow: two terms a line, aligned under the first.
+    lines = [" + ".join(parts[i : i + TERMS_A_LINE]) for i in range(0, len(parts), TERMS_A_LINE)]
+    return r"\begin{aligned} z &= " + r" \\ &\quad + ".join(lines) + rf" \\ &= {u.z:.3f} \end{{aligned}}"
 
 
 def a_tex(u: UnitStep) -> str:
@@ -269,4 +273,5 @@ def show_computation(c: UnitComputation) -> None:
         )
     logits = ", ".join(f"{z:.2f}" for z in c.logits)
     probs = ", ".join(f"{p:.3f}" for p in c.probs)
-    st.latex(rf"\text{{output: }} z = ({logits}),\quad \mathrm{{softmax}}(z) = ({probs})")
+    st.markdown("The output at this point:")
+    st.latex(rf"\begin{{aligned}} z &= ({logits}) \\ \mathrm{{softmax}}(z) &= ({probs}) \end{{aligned}}")
