@@ -129,9 +129,12 @@ def unit_plane(run: Playground, unit: Unit) -> np.ndarray:
     """The unit's output over the plane's grid, (res, res), row 0 at the bottom: its a for a
     hidden unit, its class's probability for an output unit."""
     layer, j = unit
+    f = activation_function(run.settings.activation)
     with run.lock, eval_mode(run.model, run.settings.dropout > 0), torch_threads(SMALL_NET_THREADS):
-        outputs = run.model.activations(run.grid.inputs)[:layer]
-        a = torch.softmax(outputs[-1], dim=1) if layer == layer_count(run) else outputs[-1]
+        a = run.grid.inputs  # (res², d_in)
+        for i, linear in enumerate(run.model.layers[:layer], start=1):  # only as far as the unit's layer
+            z = linear(a)  # (res², n_in) @ (n_in, n_out) + (n_out,)
+            a = torch.softmax(z, dim=1) if i == layer_count(run) else f(z)
         return a[:, j].reshape(run.grid.res, run.grid.res).numpy().copy()
 
 

@@ -42,7 +42,8 @@ _HTML = f"""
 </div>
 """
 _CSS = """
-.mlp-net-scroll { overflow-x: auto; }
+.mlp-net-scroll { overflow-x: auto; margin-bottom: -0.5rem; }  /* the drawing has its own margin below */
+.mlp-net > svg { display: block; }  /* inline, it would sit on a line's baseline, a few px taller */
 .mlp-net .unit { cursor: pointer; outline: none; }
 .mlp-net .unit:hover { stroke: currentColor; stroke-opacity: 0.5; stroke-width: 3; }
 .mlp-net .unit:focus-visible, .mlp-net .unit[aria-pressed="true"] { stroke: currentColor; stroke-width: 5; }
