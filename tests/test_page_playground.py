@@ -19,6 +19,7 @@ from mlp.runs.playground import current_run
 from pages.ui.frames import GONE, LEASE_SECONDS, PATH, TOKEN_HEADER, serve_frame
 from tests.conftest import open_page, shoot, wait_for_app
 from tests.harness import ARTIFACTS, plane_metric
+from tests.legibility import axe_findings, report
 
 PAGE = "pages/playground.py"
 
@@ -453,6 +454,7 @@ def test_in_chromium_a_clicked_unit_goes_on_the_plane_and_a_clicked_edge_sets_a_
         expect(math.first).to_contain_text("z=")
         expect(page.locator(".st-key-pg_unit_math")).to_contain_text("layer 1, unit 3 at (x1, x2) = (")
         page.screenshot(path=str(ARTIFACTS / f"playground-unit-{tag}.png"))
+        assert not (found := axe_findings(page)), report(found)  # the units as buttons, the math
         shoot(page, f"playground-unit-full-{tag}.png", width=1280)
         # The keyboard: a unit is a button; Enter takes it off the plane again.
         page.locator('.mlp-net .unit[data-layer="1"][data-unit="2"]').focus()
@@ -479,6 +481,7 @@ def test_in_chromium_a_clicked_unit_goes_on_the_plane_and_a_clicked_edge_sets_a_
         edited = loss.inner_text()
         expect(editor).to_contain_text(f"= 9.0000 (trained value {trained})")
         page.screenshot(path=str(ARTIFACTS / f"playground-weight-{tag}.png"))
+        assert not (found := axe_findings(page)), report(found)
         page.get_by_role("button", name="Reset to trained value").click()
         expect(page.get_by_label("New value")).to_have_value(trained)
         expect(loss).not_to_have_text(edited)
