@@ -106,6 +106,7 @@ def test_setting_a_weight_moves_the_predictions_and_the_numbers_and_reset_brings
     assert run.trainer.step_count == 20  # nothing trained
     set_weight(run, edge, -5.0)  # a second edit: Reset still goes back to the trained value
     assert reset_weight(run, edge) and weight(run, edge) == trained and trained_value(run, edge) is None
+    assert dict(run.live_metrics()) == numbers  # nothing trained since: the record's numbers again
     assert np.allclose(unit_computation(run, (2, 1), point).probs, before.probs)
     assert not reset_weight(run, edge)
 
@@ -141,3 +142,14 @@ def test_a_bad_weight_is_refused_with_a_sentence(text):
 
 def test_a_typed_weight_may_use_a_comma_or_a_true_minus():
     assert parse_weight(" −0,5 ") == -0.5 and parse_weight("2") == 2.0
+
+
+def test_after_training_on_from_an_edit_reset_puts_the_weight_back_and_the_numbers_stay_measured():
+    run = run_of(hidden=(4,), batch_size=32)
+    edge = Edge(1, 2, 0)
+    set_weight(run, edge, 3.0)
+    run.run(1)  # within the epoch: its record is the one before the edit
+    assert reset_weight(run, edge)
+    shown = dict(run.live_metrics())
+    last = run.trainer.history.epochs[-1]
+    assert last.step < run.trainer.step_count and shown["Train loss"] != f"{last.train_loss:.4f}"

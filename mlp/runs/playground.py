@@ -299,9 +299,13 @@ class Playground:
 _edited: weakref.WeakKeyDictionary[Trainer, int] = weakref.WeakKeyDictionary()
 
 
-def mark_edited(run: Playground) -> None:
-    """A weight was set by hand: until the next epoch's record, the numbers are measured anew."""
-    _edited[run.trainer] = run.trainer.step_count
+def mark_edited(run: Playground, edited: bool = True) -> None:
+    """A weight was set by hand: until the next epoch's record, the numbers are measured anew.
+    `edited=False`: every such weight is back as it was at that record, whose numbers hold again."""
+    if edited:
+        _edited[run.trainer] = run.trainer.step_count
+    else:
+        _edited.pop(run.trainer, None)
 
 
 def _shown_numbers(run: Playground) -> tuple[int, int, float | None, float | None, float | None]:

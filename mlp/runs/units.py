@@ -186,6 +186,7 @@ def unit_computation(run: Playground, unit: Unit, point: tuple[float, float]) ->
 # The value each edited weight had before its first edit ("the trained value"), per model, for
 # Reset; kept per trainer, so a run's Reset or a new run forgets them.
 _trained: weakref.WeakKeyDictionary[Trainer, dict[Edge, list[float]]] = weakref.WeakKeyDictionary()
+_first_edit: weakref.WeakKeyDictionary[Trainer, int] = weakref.WeakKeyDictionary()  # its step
 
 
 def parse_weight(text: str) -> float:
@@ -238,6 +239,8 @@ def set_weight(run: Playground, edge: Edge, value: float) -> None:
     with run.lock, torch.no_grad():
         models = _models(run)
         edits = _trained.setdefault(run.trainer, {})
+        if not edits:
+            _first_edit[run.trainer] = run.trainer.step_count
         if edge not in edits:
             edits[edge] = [float(m.layers[edge.layer - 1].weight[edge.out, edge.inp]) for m in models]
         for m in models:
@@ -254,5 +257,8 @@ def reset_weight(run: Playground, edge: Edge) -> bool:
             return False
         for m, value in zip(_models(run), before, strict=False):
             m.layers[edge.layer - 1].weight[edge.out, edge.inp] = value
-        mark_edited(run)
+        # Every weight back, and no step taken since the first edit: the weights are the trained
+        # ones, and so are the numbers of the last record.
+        untouched = not _trained[run.trainer] and _first_edit.get(run.trainer) == run.trainer.step_count
+        mark_edited(run, edited=not untouched)
     return True
