@@ -498,3 +498,13 @@ def test_in_chromium_a_clicked_unit_goes_on_the_plane_and_a_clicked_edge_sets_a_
         raise
     finally:
         context.close()
+
+
+def test_the_look_closer_box_is_a_keyboards_way_to_put_a_unit_on_the_plane(at):
+    at.selectbox(key="pg_unit").set_value((2, 3)).run()
+    assert not at.exception and at.session_state["pg_focus"] == (2, 3)
+    assert plane_data(at)["frame"]["focus"] == "2,3"
+    options = at.selectbox(key="pg_unit_weight").options  # ...and to its weights
+    assert options[:2] == ["from layer 1, unit 1", "from layer 1, unit 2"]
+    at.selectbox(key="pg_unit_weight").set_value(1).run()
+    assert at.session_state["pg_edge"] == (2, 3, 1) and at.text_input(key="pg_weight_text").value
