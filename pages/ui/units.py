@@ -258,8 +258,8 @@ def a_tex(u: UnitStep) -> str:
 
 
 def _short(name: str) -> str:
-    """ "layer 2, unit 5" -> "unit 5"; "output: class 1" -> "class 1" (the table's header names the layer)."""
-    return name.split(", ")[-1].split(": ")[-1]
+    """ "layer 2, unit 5" -> "5"; "output: class 1" -> "1" (the table's header names the rest)."""
+    return name.rsplit(" ", 1)[-1]
 
 
 def show_computation(c: UnitComputation) -> None:
@@ -270,13 +270,13 @@ def show_computation(c: UnitComputation) -> None:
     st.latex(z_tex(u))
     st.latex(a_tex(u))
     if c.feeds:
-        layer = "output" if c.next_f == "softmax" else f"layer {u.layer + 1}"  # the column says it once
+        unit = "class" if c.next_f == "softmax" else f"layer {u.layer + 1} unit"  # the header names the layer
         rows = [f"| {_short(f.name)} | {f.w:.3f} | {f.wa:.3f} | {f.z:.3f} | {f.a:.3f} |" for f in c.feeds]
         more = f" ({c.more_feeds} more not shown)" if c.more_feeds else ""
-        what = "p (softmax)" if c.next_f == "softmax" else f"a ({c.next_f})"
+        what = "p" if c.next_f == "softmax" else f"a ({c.next_f})"
         st.markdown(
-            f"It feeds the next layer{more}, its share of each z being w · a:\n\n"
-            f"| {layer} | w from it | w · a | z | {what} |\n|---|---:|---:|---:|---:|\n" + "\n".join(rows)
+            f"It feeds the next layer{more}: w is its weight into each unit, w · a its share of that "
+            f"unit's z.\n\n| {unit} | w | w · a | z | {what} |\n|---|---:|---:|---:|---:|\n" + "\n".join(rows)
         )
     logits = ", ".join(f"{z:.2f}" for z in c.logits)
     probs = ", ".join(f"{p:.3f}" for p in c.probs)
