@@ -13,7 +13,7 @@ from mlp.links.settings import NETWORK, TRAINING
 from mlp.runs.playground import Playground, current_run
 from mlp.train import describe_schedule, supports_dropout, uses_momentum
 from pages.ui import playground as panels
-from pages.ui import touch
+from pages.ui import touch, units
 from pages.ui.shell import COMPARE
 
 ui.require_shell()
@@ -108,7 +108,9 @@ def play(on: bool) -> None:
 
 
 # The frame the page shows, and whether the plane goes on fetching: a frame may just have ended the run.
-now = stream.update(run, st.session_state.pg_speed, st.session_state.pg_playing)
+now = stream.update(
+    run, st.session_state.pg_speed, st.session_state.pg_playing, st.session_state.get(panels.FOCUS_KEY)
+)
 st.session_state.pg_playing = playing = stream.playing
 ui.steady(playing)
 panels.controls_bar(playing, play)  # TensorFlow Playground's bar, on top: Space plays, S steps
@@ -122,12 +124,15 @@ def plane_and_numbers() -> None:
         getattr(st, banner[0])(banner[1], icon=icons[banner[0]])
     points = plane_points(run.points, st.session_state.pg_show_test)
     tool = touch.touch_state(run, uploaded is not None)  # the legend's classes choose what a click adds
-    ui.plane(stream, now, points, ui.presenter(), ui.debug_mode(), panels.plane_click, tool, touch.choose)
+    probe = st.session_state.get(panels.PROBE_KEY)  # with a unit on the plane: the point it is asked at
+    ui.plane(stream, now, points, ui.presenter(), ui.debug_mode(),
+             on_click=panels.plane_click, touch=tool, on_touch=touch.choose, probe=probe)  # fmt: skip
     panels.view_toggles()  # under the plane, as in TensorFlow Playground
     if failure := stream.take_failure():
         st.error(failure, icon=":material/error:")
     if ui.debug_mode():
         st.caption(f"{stream.rate.text()}; {ui.collection_text()}")
+    units.unit_on_plane(run)  # a unit on the plane: its computation at the point clicked
 
 
 # In the first screen, TensorFlow Playground's way: the plane beside the network and the curves.
@@ -140,7 +145,8 @@ def network_and_curves() -> None:
     stream.renew()  # the tab is open: its frames may go on (pages/ui/frames.py)
     run = st.session_state.pg_run
     with st.container(key="pg_network"):
-        picture = panels.network_view(run)
+        picture = units.network_view(run)  # click a unit: on the plane; an edge: its weight
+        units.weight_editor(run)
     with st.container(key="pg_curves"):
         train = train_curve_name(run.settings)  # with L1 or L2 on, the train loss includes the penalty
         regress = run.points.task == "regress"  # MSE and R², no confusion matrix, no challenge scores

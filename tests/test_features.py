@@ -157,7 +157,7 @@ def test_the_lessons_squares_are_input_units_in_the_network_view(page, app_url):
 
     page.goto(f"{app_url}/playground?lesson=circle-features")
     wait_for_app(page, heading="2D playground")
-    page.locator(".st-key-pg_network svg").wait_for()
+    page.locator('.st-key-pg_network svg[role="img"]').wait_for()
     assert network_inputs_shown(page) == ["x1", "x2"]
     page.get_by_role("button", name="Add the inputs x1² and x2²").click()
     page.wait_for_url(re.compile(r"feat=x1sq-x2sq"))

@@ -276,3 +276,21 @@ def test_a_playing_pages_panels_run_often_enough_to_keep_its_lease():
 
     # a panel's browser timer is at most RETIME_RATIO off what it should be (pages/ui/live.py)
     assert MAX_PANEL_SECONDS * RETIME_RATIO < LEASE_SECONDS
+
+
+def test_a_unit_on_the_plane_is_its_map_in_every_frame_while_it_plays():
+    from mlp.figures.network import unit_image
+    from mlp.runs.units import unit_plane
+
+    stream = Stream("visitor")
+    run = current_run(None, PRESETS["moons"])
+    boundary = stream.update(run, 100, playing=True)
+    assert boundary["focus"] == boundary["view"] == ""
+    shown = stream.update(run, 100, playing=True, focus=(1, 0))
+    assert shown["focus"] == "1,0" and shown["view"].startswith("Layer 1, unit 1: its output a")
+    assert shown["image"] == unit_image(unit_plane(run, (1, 0))) != boundary["image"]
+    status, frame = serve_frame(stream.token)  # the next frame, trained: still the unit's map
+    assert status == 200 and frame["focus"] == "1,0" and frame["step"] == 10
+    assert frame["image"] == unit_image(unit_plane(run, (1, 0)))
+    gone = stream.update(run, 100, playing=False, focus=(9, 0))  # a unit the network no longer has
+    assert gone["focus"] == "" and gone["image"] != shown["image"]

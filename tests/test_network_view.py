@@ -78,3 +78,19 @@ def test_the_hidden_space_view_is_there_only_for_a_two_unit_last_layer():
     assert fig.layout.title.text and len(fig.layout.images) == 1
     unit = unit_figure(network_picture(run).maps[1][0], run.points.extent, "layer 1, unit 1")
     assert unit.layout.title.text.startswith("layer 1, unit 1: from")
+
+
+def test_the_clickable_drawing_keeps_the_picture_and_adds_a_button_per_unit_and_a_target_per_edge():
+    run = run_of(hidden=(40, 4), classes=3)
+    p = network_picture(run)
+    plain = network_svg(p.widths, p.maps, p.weights, p.dead, p.labels)
+    svg = network_svg(p.widths, p.maps, p.weights, p.dead, p.labels, interactive=True, selected=(2, 1))
+    picture = svg[svg.index('role="img"') :]
+    assert plain[plain.index('role="img"') :] in picture  # the same picture, inside
+    assert svg.startswith("<svg") and 'role="group"' in svg[:300]
+    assert svg.count('class="unit" role="button" tabindex="0"') == 16 + 4 + 3  # hidden and outputs
+    assert svg.count('class="edge"') == 2 * 16 + 16 * 4 + 4 * 3
+    assert 'data-edge="2,3,15"' in svg and 'data-edge="1,0,1"' in svg
+    pressed = re.findall(r'aria-pressed="true" aria-label="([^"]+)"', svg)
+    assert pressed == ["layer 2, unit 2"]
+    assert 'aria-label="output: class 2"' in svg

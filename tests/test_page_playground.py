@@ -24,6 +24,7 @@ from pages.ui import touch
 from pages.ui.frames import GONE, LEASE_SECONDS, PATH, TOKEN_HEADER, serve_frame
 from tests.conftest import open_page, shoot, wait_for_app
 from tests.harness import ARTIFACTS, button, plane_metric
+from tests.legibility import axe_findings, report
 
 PAGE = "pages/playground.py"
 PRESETS_LINK = {name: to_query(settings) for name, settings in PRESETS.items()}
@@ -31,7 +32,7 @@ PRESETS_LINK = {name: to_query(settings) for name, settings in PRESETS.items()}
 
 def plane_data(app) -> dict:
     """What the page handed the plane's component on its last run (pages/ui/plane.py)."""
-    (element,) = app.get("bidi_component")
+    (element,) = [e for e in app.get("bidi_component") if e.proto.component_name == "mlp_plane"]
     return json.loads(element.proto.json)
 
 
@@ -625,3 +626,155 @@ def test_clicks_in_chromium_add_and_erase_points_while_training_goes_on(page, ap
     wait_for_app(fresh, heading="2D playground")
     expect(fresh.locator(".plane .legend .summary")).to_have_text(summary)
     fresh.close()
+
+
+def test_a_unit_on_the_plane_shows_its_map_and_its_computation_at_a_clicked_point(at):
+    at.button(key="pg_step").click().run()
+    assert plane_data(at)["frame"]["focus"] == "" and plane_data(at)["frame"]["view"] == ""
+    at.session_state["pg_focus"] = (1, 2)  # what a click on layer 1's unit 3 sets (pages/ui/units.py)
+    at.run()
+    frame = plane_data(at)["frame"]
+    assert frame["focus"] == "1,2" and frame["view"].startswith("Layer 1, unit 3: its output a over")
+    assert any("Click a point on the plane" in c.value for c in at.caption) and not at.latex
+    at.session_state["pg_probe"] = (0.5, -0.25)  # what a click on the plane then stores
+    at.run()
+    assert not at.exception
+    run = at.session_state["pg_run"]
+    with torch.inference_mode():
+        x = torch.tensor([[0.5, -0.25]])
+        a = run.model.activations(x)[0][0, 2].item()
+    z_line, a_line, output = (e.value.strip("$\n") for e in at.latex)
+    assert z_line.startswith("\\begin{aligned} z &= \\underbrace{")
+    assert "_{x_1}" in z_line and "_{b}" in z_line
+    assert a_line.endswith(f"= {a:.3f}") and "relu" in a_line
+    assert output.startswith("\\begin{aligned} z &= (")
+    assert plane_data(at)["probe"] == [0.5, -0.25]
+    at.button(key="pg_show_output").click().run()
+    assert plane_data(at)["frame"]["focus"] == "" and at.session_state["pg_probe"] is None and not at.latex
+
+
+def test_a_weight_set_by_hand_moves_the_loss_at_once_and_reset_brings_it_back(at):
+    at.button(key="pg_epoch").click().run()
+    before = metric(at, "Train loss")
+    run = at.session_state["pg_run"]
+    trained = run.model.layers[1].weight.detach()[0, 1].item()
+    at.session_state["pg_edge"] = (2, 0, 1)  # what a click on an edge sets (pages/ui/units.py)
+    at.session_state["pg_weight_text"] = f"{trained:.4f}"
+    at.run()
+    assert any(m.value.startswith("**Weight from layer 1, unit 2 to layer 2, unit 1**") for m in at.markdown)
+    for bad in ("lots", "nan", "1e6"):  # a sentence, and nothing lost
+        at.text_input(key="pg_weight_text").set_value(bad).run()
+        at.button(key="pg_weight_apply").click().run()
+        assert at.error and "number" in at.error[0].value and not at.exception
+        assert run.model.layers[1].weight.detach()[0, 1].item() == trained
+    at.text_input(key="pg_weight_text").set_value("4.5").run()
+    at.button(key="pg_weight_apply").click().run()
+    assert run.model.layers[1].weight.detach()[0, 1].item() == 4.5 and not at.error
+    assert metric(at, "Train loss") != before  # measured anew, paused
+    at.button(key="pg_weight_reset").click().run()
+    assert run.model.layers[1].weight.detach()[0, 1].item() == trained
+    assert at.text_input(key="pg_weight_text").value == f"{trained:.4f}"
+    at.button(key="pg_step").click().run()
+    at.button(key="pg_weight_close").click().run()
+    assert not at.session_state["pg_edge"]
+
+
+# In the page: the middle of the network view's clear line for an edge where a click lands on it
+# (and on no other edge or unit drawn over it), in the page's coordinates; null if nowhere.
+EDGE_POINT_JS = """(line) => {
+  const box = line.ownerSVGElement.getScreenCTM();
+  const [x1, y1, x2, y2] = ['x1', 'y1', 'x2', 'y2'].map((a) => line[a].baseVal.value);
+  for (const t of [0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8]) {
+    const p = new DOMPoint(x1 + t * (x2 - x1), y1 + t * (y2 - y1)).matrixTransform(box);
+    if (document.elementFromPoint(p.x, p.y) === line) return [p.x, p.y];
+  }
+  return null;
+}"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("present", ["", "?present=1"])
+@pytest.mark.browser
+def test_in_chromium_a_clicked_unit_goes_on_the_plane_and_a_clicked_edge_sets_a_weight(
+    browser, app_url, scheme, present
+):
+    from playwright.sync_api import expect
+
+    context = browser.new_context(viewport={"width": 1280, "height": 720}, color_scheme=scheme)
+    page = context.new_page()
+    page.set_default_timeout(90_000)
+    tag = f"{scheme}{'-present' if present else ''}"
+    try:
+        page.goto(f"{app_url}/playground{present}")
+        wait_for_app(page, heading="2D playground")
+        page.get_by_role("button", name="Epoch").click()
+        wait_for_plane(page, 1)
+        canvas = page.locator(".plane canvas")
+        # A unit: on the plane, large, with what it is; the plane is its map now.
+        page.locator('.mlp-net .unit[data-layer="1"][data-unit="2"]').click()
+        expect(canvas).to_have_attribute("data-focus", "1,2")
+        expect(page.locator(".plane .view")).to_contain_text("Layer 1, unit 3: its output a over the plane")
+        expect(page.locator('.mlp-net .unit[aria-pressed="true"]')).to_have_attribute(
+            "aria-label", "layer 1, unit 3"
+        )
+        # A point on the plane: the unit's computation there, with its numbers.
+        box = canvas.bounding_box()
+        page.mouse.click(box["x"] + 0.6 * box["width"], box["y"] + 0.4 * box["height"])
+        math = page.locator(".st-key-pg_unit_math .katex-html")
+        expect(math.first).to_contain_text("z=")
+        expect(page.locator(".st-key-pg_unit_math")).to_contain_text("layer 1, unit 3 at (x1, x2) = (")
+        page.screenshot(path=str(ARTIFACTS / f"playground-unit-{tag}.png"))
+        assert not (found := axe_findings(page)), report(found)  # the units as buttons, the math
+        shoot(page, f"playground-unit-full-{tag}.png", width=1280)
+        # Playing, the plane goes on showing the unit as it trains.
+        page.get_by_role("button", name="Play").click()
+        wait_for_plane(page, plane_step(page) + 1)
+        expect(canvas).to_have_attribute("data-focus", "1,2")
+        page.get_by_role("button", name="Pause").click()
+        page.get_by_role("button", name="Play").wait_for()
+        wait_for_app(page)
+        # The keyboard: a unit is a button; Enter takes it off the plane again.
+        page.locator('.mlp-net .unit[data-layer="1"][data-unit="2"]').focus()
+        page.keyboard.press("Enter")
+        expect(canvas).to_have_attribute("data-focus", "")
+        expect(page.locator(".plane .view")).to_have_text("")
+        # An edge: its weight, typed; the loss moves at once, paused; Reset puts the weight back.
+        loss = plane_metric(page, "Train loss")
+        before = loss.inner_text()
+        edge = page.locator('.mlp-net .edge[data-edge="1,0,0"]')  # from x1: no dead unit's weight
+        point = edge.evaluate(EDGE_POINT_JS)
+        assert point is not None, "no place on the edge a click reaches"
+        page.mouse.click(*point)
+        editor = page.locator(".st-key-pg_weight")
+        expect(editor).to_contain_text("Weight from x1 to layer 1, unit 1")
+        trained = page.get_by_label("New value").input_value()
+        page.get_by_label("New value").fill("oops")
+        page.get_by_role("button", name="Apply").click()
+        expect(editor).to_contain_text("is not one")
+        assert loss.inner_text() == before
+        page.get_by_label("New value").fill("9")
+        page.get_by_role("button", name="Apply").click()
+        expect(loss).not_to_have_text(before)
+        expect(editor).to_contain_text(f"= 9.0000 (trained value {trained})")
+        page.screenshot(path=str(ARTIFACTS / f"playground-weight-{tag}.png"))
+        assert not (found := axe_findings(page)), report(found)
+        page.get_by_role("button", name="Reset to trained value").click()
+        expect(page.get_by_label("New value")).to_have_value(trained)
+        expect(loss).to_have_text(before)  # no step since: the trained weights and their numbers
+        expect(editor).to_contain_text(f"= {trained}")
+        assert page.locator('[data-testid="stException"]').count() == 0
+    except BaseException:
+        shoot(page, f"FAILED-units-{tag}.png", width=1280)
+        raise
+    finally:
+        context.close()
+
+
+def test_the_look_closer_box_is_a_keyboards_way_to_put_a_unit_on_the_plane(at):
+    at.selectbox(key="pg_unit").set_value((2, 3)).run()
+    assert not at.exception and at.session_state["pg_focus"] == (2, 3)
+    assert plane_data(at)["frame"]["focus"] == "2,3"
+    options = at.selectbox(key="pg_unit_weight").options  # ...and to its weights
+    assert options[:2] == ["from layer 1, unit 1", "from layer 1, unit 2"]
+    at.selectbox(key="pg_unit_weight").set_value(1).run()
+    assert at.session_state["pg_edge"] == (2, 3, 1) and at.text_input(key="pg_weight_text").value

@@ -23,7 +23,7 @@ WIDTH, HEIGHT = 1000, 560  # the drawing's own units; it scales to its column
 SMALL = 0.9
 
 
-def _tile(unit: np.ndarray) -> str:
+def unit_image(unit: np.ndarray) -> str:
     """One unit's (r, r) map as a PNG data URI, blue < 0 < orange, scaled by its largest |value|."""
     return png_data_uri(neuron_mosaic(unit[None], per_row=1))
 
@@ -43,6 +43,8 @@ def network_svg(
     dead: Sequence[np.ndarray],
     labels: Sequence[Sequence[str]],
     font: float = 15.0,
+    interactive: bool = False,
+    selected: tuple[int, int] | None = None,
 ) -> str:
     """The whole network: one column per layer (inputs, hidden layers, outputs), each shown unit
     a tile of what it outputs over the plane, an edge per weight between shown units.
@@ -63,7 +65,7 @@ def network_svg(
         first = top + (HEIGHT - top - bottom - n * pitch) / 2 + (pitch - tile) / 2
         return [first + j * pitch for j in range(n)]
 
-    edges, tiles, texts = [], [], []
+    edges, tiles, texts, targets, buttons = [], [], [], [], []
     for i, W in enumerate(weights):  # W: (shown_out, shown_in)
         scale = float(np.abs(W).max()) or 1.0
         y_in, y_out = ys(W.shape[1]), ys(W.shape[0])
@@ -72,6 +74,11 @@ def network_svg(
                 w = float(W[o, k]) / scale
                 ends = f'x1="{xs[i] + tile / 2:.1f}" y1="{y_in[k] + tile / 2:.1f}" ' + (
                     f'x2="{xs[i + 1] - tile / 2:.1f}" y2="{y_out[o] + tile / 2:.1f}"'
+                )
+                targets.append(
+                    f'<line {ends} class="edge" data-edge="{i + 1},{o},{k}" stroke="transparent" '
+                    f'stroke-width="{max(8.0, 0.3 * pitch):.0f}"><title>weight {float(W[o, k]):.3f}</title>'
+                    "</line>"
                 )
                 if w == 0:  # exactly 0 (L1's proximal step puts weights there): no connection left
                     edges.append(f"<line {ends} {ZERO_EDGE}/>")
@@ -85,11 +92,20 @@ def network_svg(
         x = xs[i] - tile / 2
         for j, y in enumerate(ys(len(units))):
             tiles.append(
-                f'<image href="{_tile(units[j])}" x="{x:.1f}" y="{y:.1f}" width="{tile:.1f}" '
+                f'<image href="{unit_image(units[j])}" x="{x:.1f}" y="{y:.1f}" width="{tile:.1f}" '
                 f'height="{tile:.1f}" style="image-rendering: pixelated"/>'
                 f'<rect x="{x:.1f}" y="{y:.1f}" width="{tile:.1f}" height="{tile:.1f}" fill="none" '
                 f'stroke="currentColor" stroke-opacity="0.35"/>'
             )
+            if i > 0:
+                name = f"output: {names[j]}" if i == columns - 1 else f"layer {i}, unit {names[j]}"
+                pressed = "true" if selected == (i, j) else "false"
+                buttons.append(
+                    f'<rect class="unit" role="button" tabindex="0" aria-pressed="{pressed}" '
+                    f'aria-label="{escape(name)}" data-layer="{i}" data-unit="{j}" x="{x - 3:.1f}" '
+                    f'y="{y - 3:.1f}" width="{tile + 6:.1f}" height="{tile + 6:.1f}" rx="4" '
+                    'fill="transparent"/>'
+                )
             if dead[i][j]:
                 tiles.append(
                     f'<path d="M{x:.1f},{y:.1f} l{tile:.1f},{tile:.1f} M{x + tile:.1f},{y:.1f} '
@@ -110,10 +126,18 @@ def network_svg(
     legend = "weights: orange +, blue −, thicker = larger · × = a dead unit"
     texts.append(_text(WIDTH / 2, HEIGHT - 0.4 * font, legend, font * SMALL, fill_opacity="0.85"))
     right = max(WIDTH + 40, xs[-1] + 30 + 3.3 * font)  # room for "class 9" right of the outputs
-    return (
-        f'<svg viewBox="-40 0 {right + 40:.0f} {HEIGHT}" width="100%" xmlns="http://www.w3.org/2000/svg" '
+    box = f'viewBox="-40 0 {right + 40:.0f} {HEIGHT}"'
+    picture = (
         f'role="img" aria-label="The network: units as maps over the plane, weights as edges" '
         f'font-family="Source Sans Pro, sans-serif">{"".join(edges)}{"".join(tiles)}{"".join(texts)}</svg>'
+    )
+    if not interactive:
+        return f'<svg {box} width="100%" xmlns="http://www.w3.org/2000/svg" {picture}'
+    return (
+        f'<svg {box} width="100%" xmlns="http://www.w3.org/2000/svg" role="group" '
+        f'aria-label="The network: pick a unit to see it on the plane, an edge to set its weight">'
+        f'<svg {box} x="-40" y="0" width="{right + 40:.0f}" height="{HEIGHT}" {picture}'
+        f"{''.join(targets)}{''.join(buttons)}</svg>"
     )
 
 

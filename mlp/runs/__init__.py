@@ -3,5 +3,6 @@
 playground    one visitor's playground run, its budgeted frames and what a frame draws
 diagnosis     what the playground says about a run that went wrong, naming the cause
 network_view  the playground's network picture and the space its last hidden layer sees
+units         one unit up close: its map, its computation at a point; a weight set by hand
 mnist         one MNIST run, its evaluation, and a visitor's session of runs
 """

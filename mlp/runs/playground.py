@@ -9,6 +9,7 @@ import itertools
 import math
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, TypeVar
@@ -300,17 +301,33 @@ def trainers_gap(one: Trainer, other: Trainer) -> dict[str, float]:
     return {"loss": loss, "weights": weights, "epochs": n}
 
 
+# The step at which a weight of each trainer's model was last set by hand (mlp.runs.units).
+_edited: weakref.WeakKeyDictionary[Trainer, int] = weakref.WeakKeyDictionary()
+
+
+def mark_edited(run: Playground, edited: bool = True) -> None:
+    """A weight was set by hand: until the next epoch's record, the numbers are measured anew.
+    `edited=False`: every such weight is back as it was at that record, whose numbers hold again."""
+    if edited:
+        _edited[run.trainer] = run.trainer.step_count
+    else:
+        _edited.pop(run.trainer, None)
+
+
 def _shown_numbers(run: Playground) -> tuple[int, int, float | None, float | None, float | None]:
     """(epoch, step, train loss, test loss, test accuracy) of the model `run` holds: the last
-    epoch's record, or after a divergence the last good weights' own, measured now."""
+    epoch's record, or, after a divergence or a weight set by hand since that record, the
+    weights' own, measured now."""
     trainer, p = run.trainer, run.inputs
-    if trainer.status == "diverged":
-        step = trainer.guard.checked_step  # the step of the last good weights, put back
-        loss = trainer.cfg.loss
+    last = trainer.history.epochs[-1] if trainer.history.epochs else None
+    edited = trainer in _edited and (last is None or last.step <= _edited[trainer])
+    if trainer.status == "diverged" or edited:
+        diverged, loss = trainer.status == "diverged", trainer.cfg.loss
+        step = trainer.guard.checked_step if diverged else trainer.step_count  # the last good weights'
         train_loss = evaluate(run.model, p.X_train, p.y_train, loss=loss)[0]
         test = evaluate(run.model, p.X_test, p.y_test, loss=loss) if len(p.y_test) else (None, None)
-        return step // trainer.steps_per_epoch, step, train_loss, *test
-    last = trainer.history.epochs[-1] if trainer.history.epochs else None
+        epoch = step // trainer.steps_per_epoch if diverged else trainer.epoch
+        return epoch, step, train_loss, *test
     if last is None:
         return trainer.epoch, trainer.step_count, None, None, None
     return trainer.epoch, trainer.step_count, last.train_loss, last.val_loss, last.val_acc

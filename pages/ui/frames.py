@@ -38,9 +38,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from mlp.figures.network import unit_image
 from mlp.figures.plane import boundary_image
 from mlp.links.format import FrameRate
 from mlp.runs.playground import Playground
+from mlp.runs.units import Unit, plane_caption, unit_name, unit_plane
 from mlp.train.turns import shared_turns
 
 PATH = "/api/playground/frame"  # under the server's base URL path, if it has one (frame_path)
@@ -79,6 +81,7 @@ class Stream:
         self.speed = 1  # steps a second while playing
         self._owed = 0  # in steps × frames a second: what slow speeds' frames have not taken yet
         self.playing = False
+        self.focus: Unit | None = None  # the unit the plane shows instead of the output, if any
         self.seq = 0  # frames made so far: the canvas draws only a newer one than it has
         self.rate = FrameRate()  # the frames that trained, as the server built them
         self.in_flight = threading.Lock()  # one frame a visitor at a time (held by the route)
@@ -88,12 +91,13 @@ class Stream:
         self.lease = 0.0  # monotonic time until which the page is known to be alive
         _streams[self.token] = self
 
-    def update(self, run: Playground, speed: int, playing: bool) -> dict[str, Any]:
-        """The page's settings, then the frame they show now (drawn without training)."""
+    def update(self, run: Playground, speed: int, playing: bool, focus: Unit | None = None) -> dict[str, Any]:
+        """The page's settings (and the unit on the plane, if any), then the frame they show now
+        (drawn without training)."""
         with self.lock:
             if (run, speed) != (self.run, self.speed):
                 self.note, self._owed = None, 0
-            self.run, self.speed, self.playing = run, speed, playing
+            self.run, self.speed, self.playing, self.focus = run, speed, playing, focus
             self.renew()
             return self._frame(train=False)
 
@@ -162,11 +166,16 @@ class Stream:
         if live.finished:
             self.playing = False
         self.seq += 1
+        focus = self.focus if self.focus is not None and unit_name(run, self.focus) else None
+        discrete = run.settings.discretize
         frame = {
             "seq": self.seq,
             "step": live.step,
-            "image": boundary_image(live.probs, run.settings.discretize),
-            "discrete": run.settings.discretize,
+            # A unit on the plane: its own map, at the plane's resolution (one more forward pass).
+            "image": unit_image(unit_plane(run, focus)) if focus else boundary_image(live.probs, discrete),
+            "discrete": discrete,
+            "focus": "{},{}".format(*focus) if focus else "",
+            "view": plane_caption(run, focus) if focus else "",
             "metrics": live.metrics,
             "banner": live.banner,
             "finished": live.finished,

@@ -19,6 +19,7 @@ _HTML = """
 <div class="plane">
   <div class="metrics" role="group" aria-label="The run's numbers"></div>
   <div class="note" role="status"></div>
+  <div class="view" role="status"></div>
   <canvas role="img" aria-label="The decision boundary over the plane, with the data points"></canvas>
   <div class="legend"></div>
   <div class="rate"></div>
@@ -49,7 +50,8 @@ canvas { width: 100%; max-width: min(34rem, 52vh); aspect-ratio: 1 / 1; display:
 .scale .bar { width: 8rem; height: 0.7rem; border-radius: 0.2rem; display: inline-block; }
 .rate { opacity: 0.7; margin-top: 0.25rem; }
 .note { margin: -0.4rem 0 0.4rem; max-width: min(34rem, 52vh); opacity: 0.85; }
-.rate:empty, .note:empty { display: none; }
+.view { margin: -0.4rem 0 0.4rem; max-width: min(34rem, 52vh); font-weight: 600; }
+.rate:empty, .note:empty, .view:empty { display: none; }
 """
 _JS = """
 export default function (component) {
@@ -118,6 +120,12 @@ export default function (component) {
     for (const t of d.yticks) g.fillText(String(t), box.x - 0.35 * box.em, toPx(d, box, 0, t)[1]);
     g.save(); g.translate(0.6 * box.em, box.y + box.h / 2); g.rotate(-Math.PI / 2);
     g.textAlign = "center"; g.fillText("x2", 0, 0); g.restore();
+    if (s.data.probe) {  // the point whose computation the page shows
+      const [px, py] = toPx(d, box, s.data.probe[0], s.data.probe[1]), r = 0.45 * box.em;
+      g.lineWidth = 2 * dpr; g.strokeStyle = ink;
+      g.beginPath(); g.moveTo(px - r, py); g.lineTo(px + r, py); g.moveTo(px, py - r); g.lineTo(px, py + r);
+      g.stroke();
+    }
     canvas.dataset.step = String(s.frame.step);
     canvas.dataset.discrete = String(!!s.frame.discrete);
     canvas.dataset.extent = d.extent.join(" ");  // for tests that click a point of the plane
@@ -144,6 +152,10 @@ export default function (component) {
     if (s.stream === s.data.stream && frame.seq <= s.seq) return false;
     s.stream = s.data.stream; s.seq = frame.seq; s.frame = frame;
     showMetrics(frame.metrics);
+    root.querySelector(".view").textContent = frame.view || "";  // a unit on the plane: which, and what
+    canvas.dataset.focus = frame.focus || "";
+    s.label = s.label || canvas.getAttribute("aria-label");  // the boundary's, from the HTML
+    canvas.setAttribute("aria-label", frame.view || s.label);
     root.querySelector(".note").textContent = frame.note || "";  // the server's word on capped steps
     if (s.image.src === frame.image && s.image.complete) draw();  // the same image: no load event
     else s.image.src = frame.image;
@@ -294,13 +306,15 @@ def plane(
     on_click: Callable[[float, float], None] | None = None,
     touch: dict[str, Any] | None = None,
     on_touch: Callable[[str | None], None] | None = None,
+    probe: tuple[float, float] | None = None,
 ) -> None:
     """The numbers and the plane: `frame` now (Stream.update's), `points` (plane_points'); while
     the stream plays, the canvas fetches its own frames. The canvas's data-step is the step of
     the frame it drew last (tests wait on it). A click inside the axes calls `on_click(x, y)`
-    with the point in the plane's coordinates, before the page reruns. With `touch` ({"chosen":
-    a class, "erase" or None, "summary": text}) the legend's classes are buttons choosing what a
-    click does: pressing one calls `on_touch` with its class ("0", "1", …), "erase" or None."""
+    with the point in the plane's coordinates, before the page reruns; a `probe` point is marked.
+    With `touch` ({"chosen": a class, "erase" or None, "summary": text}) the legend's classes are
+    buttons choosing what a click does: pressing one calls `on_touch` with its class ("0", "1",
+    …), "erase" or None."""
     global _component
     if _component is None:  # registered once per process
         _component = st.components.v2.component("mlp_plane", html=_HTML, css=_CSS, js=_JS)
@@ -316,6 +330,7 @@ def plane(
         "debug": debug,
         "clickable": on_click is not None,
         "touch": touch,
+        "probe": list(probe) if probe else None,
     }
 
     def clicked() -> None:

@@ -6,13 +6,13 @@ from collections.abc import Callable, Mapping
 import streamlit as st
 
 from mlp.data.edits import Edits
-from mlp.figures.network import hidden_space_figure, network_svg, unit_figure
+from mlp.figures.network import hidden_space_figure, unit_figure
 from mlp.lessons.playground import ENGINE_NAMES, PRESETS, SPECS, from_query, link_edits
-from mlp.runs.network_view import REGRESSION_OUTPUT, NetworkPicture, hidden_space, network_picture
+from mlp.runs.network_view import REGRESSION_OUTPUT, NetworkPicture, hidden_space
 from mlp.runs.playground import Playground
 from pages.ui.controls import control, load_settings
 from pages.ui.plane import plane_stream
-from pages.ui.shell import COMPARE, chart, presenter, settings_query, switches_query
+from pages.ui.shell import COMPARE, chart, settings_query, switches_query
 from pages.ui.text import say
 from pages.ui.touch import EDITS_KEY, click
 
@@ -43,6 +43,7 @@ def load(query: Mapping[str, str]) -> None:
 
 FOCUS_KEY = "pg_focus"  # the unit the plane shows instead of the output, (layer, unit), if any
 PROBE_KEY = "pg_probe"  # the point (x1, x2) last clicked while a unit is on the plane
+RERUN_KEY = "pg_rerun_page"  # a click heard in the live panel (a fragment) that the whole page must show
 
 
 def plane_click(x: float, y: float) -> None:
@@ -65,7 +66,6 @@ UPLOAD_HELP = (
     "A header and one point a row. x1, x2, label: classes (whole numbers, 2 to 8 of them). "
     "x1, x2, value: a regression (real numbers; beyond ±1.5 they are scaled into [-1, 1])."
 )
-NETWORK_MIN_PX = 460  # the network view's narrowest: its labels ≥ 12 px (a projector's column is 482)
 PLAY_KEY = "Space"  # the bar's keyboard: Space plays and pauses, S takes one step
 STEP_KEY = "S"
 
@@ -106,22 +106,6 @@ def controls_bar(playing: bool, play: Callable[[bool], None]) -> None:
         control("pg_", SPECS, "speed", width=240)
 
 
-def network_view(run: Playground) -> NetworkPicture:
-    """TensorFlow Playground's picture of the network as it trains, sized to read in its column."""
-    picture = network_picture(run)
-    svg = network_svg(picture.widths, picture.maps, picture.weights, picture.dead, picture.labels,
-                      font=44.0 if presenter() else 32.0)  # fmt: skip
-    # Never narrower than NETWORK_MIN_PX: a phone scrolls it sideways rather than shrink its labels.
-    st.markdown(
-        f'<div style="overflow-x: auto" tabindex="0" role="region" aria-label="The network view">'
-        f'<div style="min-width: {NETWORK_MIN_PX}px">{svg}</div></div>',
-        unsafe_allow_html=True,
-    )
-    if picture.zeros:
-        st.caption(picture.zeros)
-    return picture
-
-
 def unit_panel(run: Playground, picture: NetworkPicture) -> None:
     """A chosen unit, large; and for a 2-unit last hidden layer, the space the output layer sees."""
     units = [(i, j) for i in range(1, len(picture.maps)) for j in range(len(picture.maps[i]))]
@@ -131,6 +115,9 @@ def unit_panel(run: Playground, picture: NetworkPicture) -> None:
         chosen = st.selectbox(
             "Look closer at a unit", units, key="pg_unit", format_func=names.get, index=0,
             help="Its output over the whole plane: orange where it is positive, blue where negative.",
+            on_change=lambda: st.session_state.update(
+                {FOCUS_KEY: st.session_state.pg_unit, PROBE_KEY: None, RERUN_KEY: True}
+            ),
         )  # fmt: skip
         if chosen is not None and chosen in names:
             i, j = chosen
