@@ -67,8 +67,46 @@ def main() -> None:
         tab.screenshot(path=str(OUT / "mnist.png"))
         tab.get_by_text("First-layer weights").scroll_into_view_if_needed()
         tab.screenshot(path=str(OUT / "mnist-weights.png"))
+        touch_shots(browser, url)
         tour_stops(browser, url)
     print(f"wrote {', '.join(sorted(p.name for p in OUT.glob('*.png')))} to {OUT}")
+
+
+def touch_shots(browser, url: str) -> None:
+    """The playground touched: a regression after training, and a unit on the plane with its
+    computation at a clicked point."""
+    tab = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
+    tab.set_default_timeout(120_000)
+    tab.goto(f"{url}/playground?data=reg-gauss&hidden=16-16&act=tanh&lr=0.03")
+    wait_for_app(tab, heading="2D playground")
+    play_to(tab, 400)
+    tab.screenshot(path=str(OUT / "regression.png"))
+
+    tab.goto(f"{url}/playground?data=moons&classes=2&hidden=6-6&act=tanh&lr=0.03")
+    wait_for_app(tab, heading="2D playground")
+    play_to(tab, 300)
+    tab.locator('.mlp-net .unit[data-layer="1"][data-unit="2"]').click()
+    canvas = tab.locator(".plane canvas")
+    tab.wait_for_function("(c) => c.dataset.focus === '1,2'", arg=canvas.element_handle())
+    box = canvas.bounding_box()
+    tab.mouse.click(box["x"] + 0.62 * box["width"], box["y"] + 0.38 * box["height"])
+    tab.locator(".st-key-pg_unit_math .katex").first.wait_for()
+    wait_for_app(tab)
+    tab.locator(".st-key-pg_unit_math").scroll_into_view_if_needed()
+    tab.mouse.move(0, 0)
+    tab.screenshot(path=str(OUT / "unit.png"))
+
+
+def play_to(tab, steps: int) -> None:
+    """Play until the plane has drawn `steps` steps (bounded: two minutes), then pause."""
+    tab.get_by_role("button", name="Play").click()
+    canvas = tab.locator("canvas[data-step]").first
+    for _ in range(600):
+        if int(canvas.get_attribute("data-step") or 0) >= steps:
+            break
+        tab.wait_for_timeout(200)
+    tab.get_by_role("button", name="Pause").click()
+    wait_for_app(tab)
 
 
 def tour_stops(browser, url: str) -> None:

@@ -198,7 +198,7 @@ def test_the_regression_preset_shows_mse_and_r2_a_colour_scale_and_no_confusion(
     at.button(key="pg_epoch").click().run()
     assert not at.exception and at.session_state["pg_run"].points.task == "regress"
     assert [label for label, _ in plane_data(at)["frame"]["metrics"]][2:] == [
-        "Train loss (MSE)", "Test loss (MSE)", "Test R²",
+        "Train MSE", "Test MSE", "Test R²",
     ]  # fmt: skip
     assert plane_data(at)["points"]["scale"]["label"] == "value (output and label)"
     assert "pg_classes" not in [s.key for s in at.sidebar.slider]  # no classes to count

@@ -340,8 +340,8 @@ def metrics_shown(
     if task == "regress":
         r2 = "–" if score is None or math.isnan(score) else f"{score:.3f}"
         losses = [
-            ("Train loss (MSE)", loss_text(train)),
-            ("Test loss (MSE)", loss_text(test)),
+            ("Train MSE", loss_text(train)),
+            ("Test MSE", loss_text(test)),
             ("Test R²", r2),
         ]
     else:

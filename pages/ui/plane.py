@@ -28,11 +28,10 @@ _HTML = """
 _CSS = """
 .plane { width: 100%; font-size: 0.8rem; color: var(--st-text-color, inherit); container-type: inline-size; }
 .metrics { display: grid; grid-template-columns: repeat(5, minmax(0, 1fr)); gap: 0.5rem 1rem; }
-.metrics { margin-bottom: 0.75rem; }
-.metric .label { font-size: 0.875rem; line-height: 1.6; opacity: 0.85; white-space: nowrap; }
+.metrics { margin-bottom: 0.75rem; align-items: end; }
+.metric .label { font-size: 0.875rem; line-height: 1.3; opacity: 0.85; }  /* long ones wrap */
 .metric .value { font-size: 1.75rem; line-height: 1.25; white-space: nowrap;
   font-variant-numeric: tabular-nums; }
-.presenter .metrics { align-items: end; }
 .presenter .metric .label { font-size: 0.9rem; line-height: 1.2; white-space: normal; }
 .presenter .metric .value { font-size: 1.4rem; }
 @container (max-width: 380px) {  /* a phone: five numbers in a row would be cut ("Test accura") */
