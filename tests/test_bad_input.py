@@ -296,7 +296,8 @@ CSVS = [
     Case(
         "csv-markdown-header",
         PLAYGROUND,
-        r"Expected the header x1, x2, label \(in that order\); found ` x1, !\[\]",
+        r"Expected the header x1, x2, label \(classes\) or x1, x2, value \(a regression\), in that order; "
+        r"found ` x1, !\[\]",
         upload=("pg_upload", "mdh.csv", csv(f"x1,{MD_VALUE},label\n" + "1,2,0\n" * 12)),
     ),
     Case(
