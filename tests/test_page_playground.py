@@ -23,7 +23,7 @@ from pages.ui import playground as panels
 from pages.ui import touch
 from pages.ui.frames import GONE, LEASE_SECONDS, PATH, TOKEN_HEADER, serve_frame
 from tests.conftest import open_page, shoot, wait_for_app
-from tests.harness import ARTIFACTS, button, plane_metric
+from tests.harness import ARTIFACTS, button, plane_metric, plane_metrics
 from tests.legibility import axe_findings, report
 
 PAGE = "pages/playground.py"
@@ -505,6 +505,29 @@ def test_a_regression_plays_in_chromium_with_r2_and_its_colour_scale(browser, ap
         page.screenshot(path=str(ARTIFACTS / f"playground-regression-{scheme}.png"))
     finally:
         context.close()
+
+
+def choose_preset(page, name: str) -> None:
+    page.get_by_test_id("stSidebar").get_by_label("Preset").click()  # the select box opens its list
+    page.get_by_role("option", name=name, exact=True).click()
+    wait_for_app(page)
+
+
+@pytest.mark.browser
+def test_the_numbers_above_the_plane_follow_the_task_when_it_changes(page, app_url):
+    from playwright.sync_api import expect
+
+    page.goto(f"{app_url}/playground")
+    wait_for_app(page, heading="2D playground")
+    expect(plane_metric(page, "Test accuracy")).to_have_count(1)
+    choose_preset(page, "regression")
+    expect(plane_metric(page, "Test R²")).to_have_count(1)
+    expect(plane_metric(page, "Test accuracy")).to_have_count(0)
+    labels = [t.split("\n")[0] for t in plane_metrics(page)]
+    assert labels == ["Epoch", "Step", "Train MSE", "Test MSE", "Test R²"]
+    choose_preset(page, "moons")
+    expect(plane_metric(page, "Test accuracy")).to_have_count(1)
+    expect(plane_metric(page, "Test R²")).to_have_count(0)
 
 
 @pytest.mark.browser

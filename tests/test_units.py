@@ -22,6 +22,8 @@ from mlp.runs.units import (
     unit_plane,
     weight,
 )
+from mlp.train import evaluate
+from mlp.train.penalty import penalty_of
 
 
 def run_of(**changes) -> Playground:
@@ -123,6 +125,25 @@ def test_setting_a_weight_moves_the_predictions_and_the_numbers_and_reset_brings
     assert dict(run.live_metrics()) == numbers  # nothing trained since: the record's numbers again
     assert np.allclose(unit_computation(run, (2, 1), point).probs, before.probs)
     assert not reset_weight(run, edge)
+
+
+def test_an_edited_runs_train_loss_keeps_the_penalty_training_counts():
+    run = run_of(hidden=(4,), classes=2, l1=0.01, l2=0.01)
+    edge = Edge(1, 0, 1)
+    set_weight(run, edge, weight(run, edge))  # its own value: only the way of measuring changes
+    shown = float(dict(run.live_metrics())["Train loss"])
+    data_loss = evaluate(run.model, run.inputs.X_train, run.inputs.y_train)[0]
+    penalty = penalty_of(run.model, 0.01, 0.01)
+    assert penalty > 0.01 and shown == pytest.approx(data_loss + penalty, abs=1e-3)  # as the curve's
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [("", "Type the weight's new value"), ("nan", "finite number"), ("inf", "finite"), ("1e6", "between")],
+)
+def test_a_weights_message_says_what_was_wrong(text, says):
+    with pytest.raises(ValueError, match=says):
+        parse_weight(text)
 
 
 def test_with_the_twin_on_a_weight_is_set_in_both_networks():

@@ -28,6 +28,7 @@ from mlp.metrics import confusion_matrix
 from mlp.model import MLP
 from mlp.runs import diagnosis
 from mlp.train import Trainer, engine_problem, eval_mode, evaluate, predict_outputs, predict_proba
+from mlp.train.penalty import penalty_of
 from mlp.train.trainer import new_data
 
 T = TypeVar("T")
@@ -324,7 +325,9 @@ def _shown_numbers(run: Playground) -> tuple[int, int, float | None, float | Non
     if trainer.status == "diverged" or edited:
         diverged, loss = trainer.status == "diverged", trainer.cfg.loss
         step = trainer.guard.checked_step if diverged else trainer.step_count  # the last good weights'
-        train_loss = evaluate(run.model, p.X_train, p.y_train, loss=loss)[0]
+        # The train loss as training records it: with the L1 and L2 penalties (the test loss without).
+        penalty = penalty_of(run.model, trainer.cfg.l1, trainer.cfg.l2)
+        train_loss = evaluate(run.model, p.X_train, p.y_train, loss=loss)[0] + penalty
         test = evaluate(run.model, p.X_test, p.y_test, loss=loss) if len(p.y_test) else (None, None)
         epoch = step // trainer.steps_per_epoch if diverged else trainer.epoch
         return epoch, step, train_loss, *test

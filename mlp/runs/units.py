@@ -97,9 +97,16 @@ def plane_caption(run: Playground, unit: Unit) -> str:
     if layer == layer_count(run):
         return f"Output, class {j}: its probability over the plane. Click a point for its numbers."
     return (
-        f"Layer {layer}, unit {j + 1}: its output a over the plane (orange > 0, blue < 0, clear at 0). "
+        f"Layer {layer}, unit {j + 1}: its output a over the plane ({_colours(run)}). "
         "Click a point for its numbers."
     )
+
+
+def _colours(run: Playground) -> str:
+    """What a hidden unit's map's colours mean under the run's activation."""
+    if run.settings.activation == "relu":
+        return "orange > 0, clear at 0: a ReLU is never below 0"
+    return "orange > 0, blue < 0, clear at 0"
 
 
 def layer_count(run: Playground) -> int:
@@ -209,11 +216,15 @@ _first_edit: weakref.WeakKeyDictionary[Trainer, int] = weakref.WeakKeyDictionary
 def parse_weight(text: str) -> float:
     """A weight typed by hand, or ValueError with a sentence saying what is allowed."""
     cleaned = text.strip().replace("−", "-").replace(",", ".")
+    if not cleaned:
+        raise ValueError("Type the weight's new value: a number, such as 0.5 or -1.2.")
     try:
         value = float(cleaned)
     except ValueError:
         raise InputError("A weight is a number, such as 0.5 or -1.2; {} is not one.", text.strip()) from None
-    if not math.isfinite(value) or abs(value) > MAX_WEIGHT:
+    if not math.isfinite(value):  # "nan", "inf": float() reads them, a weight can't be them
+        raise InputError("A weight is a finite number, such as 0.5 or -1.2; {} is not one.", text.strip())
+    if abs(value) > MAX_WEIGHT:
         raise ValueError(f"A weight must be a number between -{MAX_WEIGHT:g} and {MAX_WEIGHT:g}.")
     return value
 

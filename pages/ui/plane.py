@@ -133,7 +133,9 @@ export default function (component) {
   // The numbers: built once, then only their text changes.
   const metrics = root.querySelector(".metrics");
   const showMetrics = (pairs) => {
-    if (metrics.children.length !== pairs.length) {
+    const labels = pairs.map(([label]) => label).join("|");
+    if (metrics.dataset.labels !== labels) {  // another task's numbers (a regression's MSE and R²)
+      metrics.dataset.labels = labels;
       metrics.innerHTML = "";
       for (const [label] of pairs) {
         const m = document.createElement("div");

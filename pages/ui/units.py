@@ -280,8 +280,10 @@ def show_computation(c: UnitComputation) -> None:
             f"It feeds the next layer{more}: w is its weight into each unit, w · a its share of that "
             f"unit's z.\n\n| {unit} | w | w · a | z | {what} |\n|---|---:|---:|---:|---:|\n" + "\n".join(rows)
         )
+    if c.unit.f == "identity":  # a regression's output unit: its value is said above
+        return
     st.markdown("The output at this point:")
-    if c.next_f == "identity" or c.unit.f == "identity":  # a regression: one output, its value
+    if c.next_f == "identity":  # a regression: one output, its value
         st.latex(rf"\hat y = z = {c.logits[0]:.3f}")
         return
     logits = ", ".join(f"{z:.2f}" for z in c.logits)
