@@ -56,19 +56,23 @@ def network_svg(
     columns = len(maps)
     most = max(len(m) for m in maps)
     top, bottom = 2.2 * font, 2.6 * font
-    pitch = (HEIGHT - top - bottom) / most  # vertical room per unit
+    room = HEIGHT - top - bottom
+    pitch = room / most  # vertical room per unit
     tile = min(48.0, 0.86 * pitch)
     step_x = (WIDTH - 2 * 60) / max(columns - 1, 1)
     xs = [60 + i * step_x for i in range(columns)]
 
-    def ys(n: int) -> list[float]:
-        first = top + (HEIGHT - top - bottom - n * pitch) / 2 + (pitch - tile) / 2
-        return [first + j * pitch for j in range(n)]
+    def ys(n: int, col: int) -> list[float]:
+        # The named columns (inputs, outputs) spread their few units so that their labels don't
+        # overlap, however many units a hidden layer shows.
+        gap = pitch if 0 < col < columns - 1 else max(pitch, min(1.25 * font * SMALL, room / max(n, 1)))
+        first = top + (room - (n - 1) * gap - tile) / 2
+        return [first + j * gap for j in range(n)]
 
     edges, tiles, texts, targets, buttons = [], [], [], [], []
     for i, W in enumerate(weights):  # W: (shown_out, shown_in)
         scale = float(np.abs(W).max()) or 1.0
-        y_in, y_out = ys(W.shape[1]), ys(W.shape[0])
+        y_in, y_out = ys(W.shape[1], i), ys(W.shape[0], i + 1)
         for o in range(W.shape[0]):
             for k in range(W.shape[1]):
                 w = float(W[o, k]) / scale
@@ -90,7 +94,7 @@ def network_svg(
                 )
     for i, (units, names) in enumerate(zip(maps, labels, strict=True)):
         x = xs[i] - tile / 2
-        for j, y in enumerate(ys(len(units))):
+        for j, y in enumerate(ys(len(units), i)):
             tiles.append(
                 f'<image href="{unit_image(units[j])}" x="{x:.1f}" y="{y:.1f}" width="{tile:.1f}" '
                 f'height="{tile:.1f}" style="image-rendering: pixelated"/>'
