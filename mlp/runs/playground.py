@@ -27,7 +27,16 @@ from mlp.links.format import loss_text
 from mlp.metrics import confusion_matrix
 from mlp.model import MLP
 from mlp.runs import diagnosis
-from mlp.train import Trainer, engine_problem, eval_mode, evaluate, predict_outputs, predict_proba
+from mlp.train import (
+    TrainConfig,
+    Trainer,
+    engine_problem,
+    eval_mode,
+    evaluate,
+    predict_outputs,
+    predict_proba,
+)
+from mlp.train.paths import switch_path
 from mlp.train.penalty import penalty_of
 from mlp.train.trainer import new_data
 
@@ -113,13 +122,19 @@ class Playground:
         self.grid = PlaneGrid(points.extent, res, s.features)
         self.neuron_grid = PlaneGrid(points.extent, 28, s.features)
         self.twin: Trainer | None = None
+        self.comparing = False  # training a twin with the other engine (compare)
         self.trainer = self._new_trainer(self.model, settings)
         self.step_seconds = 0.0  # CPU time a step has taken (twin included), as last measured
 
     def _new_trainer(self, model: MLP, settings: Settings) -> Trainer:
         p = self.inputs
-        cfg = settings.train_config(len(p.y_train), self.points.task)
-        return Trainer(model, (p.X_train, p.y_train), (p.X_test, p.y_test), cfg)
+        return Trainer(model, (p.X_train, p.y_train), (p.X_test, p.y_test), self.train_config(settings))
+
+    def train_config(self, settings: Settings) -> TrainConfig:
+        """How this run trains with `settings`. While the engines are compared, autograd must be
+        autograd itself: no NumPy path (mlp.train.paths) on either side."""
+        cfg = settings.train_config(len(self.inputs.y_train), self.points.task)
+        return replace(cfg, fast_path=not self.comparing)
 
     # --- controls --------------------------------------------------------------------------
 
@@ -128,7 +143,7 @@ class Playground:
         """New training settings, same network: training goes on from the current weights. A change
         that training doesn't see (the speed, the plane's look) keeps the optimizer's state too."""
         self.settings = settings
-        cfg = settings.train_config(len(self.points.y_train), self.points.task)
+        cfg = self.train_config(settings)
         if cfg == self.trainer.cfg:
             return
         self.trainer.reconfigure(cfg)
@@ -148,12 +163,14 @@ class Playground:
         if on and self.twin is None:
             if problem := engine_problem("manual", self.settings.dropout):
                 raise ValueError(problem)
+            self.comparing = True
             self.reset()
             twin_model = MLP.from_config(self.model.config)
             twin_model.load_state_dict(self.initial)
             self.twin = self._new_trainer(twin_model, replace(self.settings, engine=self.other_engine))
-        elif not on:
-            self.twin = None
+        elif not on and self.twin is not None:
+            self.twin, self.comparing = None, False
+            switch_path(self.trainer, fast_path=True)  # the same run goes on, on its fastest path
 
     @locked
     def run(self, steps: int, budget: float | None = None, stop: Callable[[], bool] | None = None) -> int:
@@ -407,7 +424,7 @@ def edit_run(run: Playground, edits: Edits) -> None:
         points = apply_edits(run.base, edits)  # checks the edits before anything changes
         run.points, run.edits = points, edits
         run.inputs = p = network_inputs(points, run.settings.features)
-        cfg = run.settings.train_config(len(p.y_train), points.task)
+        cfg = run.train_config(run.settings)
         new_data(run.trainer, (p.X_train, p.y_train), (p.X_test, p.y_test), cfg)
         if run.twin is not None:
             twin_cfg = replace(cfg, engine=run.other_engine)

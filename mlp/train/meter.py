@@ -40,6 +40,15 @@ class RunningTotals:
         self.seen += len(yb)
         self.classes = logits.shape[-1]
 
+    def add_counts(self, loss: float, correct: int, n: int, classes: int, regress: bool) -> None:
+        """One batch's mean loss and correct predictions, counted on the host (the NumPy path)."""
+        self.loss.add_(loss * n)
+        self.regress = regress
+        if not regress:
+            self.correct.add_(correct)
+        self.seen += n
+        self.classes = classes
+
     def read(self) -> Totals:
         """The totals on the host: the one sync of a report or an epoch's end."""
         return self.loss.item(), int(self.correct.item()), self.seen

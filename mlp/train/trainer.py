@@ -3,8 +3,9 @@
 The loop itself is `_one_step`: a batch, its gradients, an optimizer step, running totals on
 the device. Everything that needs the host waits for a sync point: a report every
 `report_every` steps, the end of an epoch, or the end of a call. Each concern has its own
-small object: `Batches` (data on the device, batch order), the gradient source (autograd or
-manual), `RunningTotals` and `BusyClock` (what to report), `DivergenceGuard` (NaN), the
+small object: `Batches` (data on the device, batch order), the path a step takes (torch with
+the gradient source, autograd or manual, or NumPy for a small net on the CPU), `RunningTotals`
+and `BusyClock` (what to report), `DivergenceGuard` (NaN), the
 `ThreadTuner` (CPU threads), `History` (what happened).
 """
 
@@ -23,8 +24,9 @@ from mlp.train.config import TrainConfig
 from mlp.train.gradients import check_engine, make_gradients
 from mlp.train.guard import DivergenceGuard, divergence_message
 from mlp.train.history import EpochRecord, History, Progress
-from mlp.train.inference import as_tensor, evaluate, mode_matters
+from mlp.train.inference import as_tensor, mode_matters
 from mlp.train.optim import Stepper
+from mlp.train.paths import make_path
 from mlp.train.penalty import penalty_of
 from mlp.train.report import Reporter
 from mlp.train.schedule import lr_factor
@@ -65,6 +67,7 @@ class Trainer:
         self.message = ""
         self.total_steps = cfg.epochs * self.steps_per_epoch
         self.stepper = Stepper(model, cfg)
+        self.path = make_path(self)  # NumPy or torch: how each step runs (mlp.train.paths)
 
     def reconfigure(self, cfg: TrainConfig) -> None:
         """New training settings for the same model, mid-run: weights, step count and history
@@ -77,6 +80,7 @@ class Trainer:
         self.batches.resize(cfg.batch_size)
         self.total_steps = max(cfg.epochs * self.steps_per_epoch, self.step_count)
         self.stepper = Stepper(self.model, cfg)
+        self.path = make_path(self)
         self.guard.allowance = penalty_of(self.model, cfg.l1, cfg.l2)
         # New settings are the way out of a finished or diverged run (a lower learning rate,
         # more epochs); the weights are the last good ones either way.
@@ -129,12 +133,7 @@ class Trainer:
     def _one_step(self, callback: Callback | None) -> bool:
         """One optimizer step and whatever bookkeeping falls due. True = stop now."""
         xb, yb = self.batches.next()
-        self.stepper.zero_grad()
-        loss, logits = self.gradients(xb, yb)
-        if self.cfg.grad_clip > 0:
-            nn.utils.clip_grad_norm_(self.params, self.cfg.grad_clip, foreach=True)
-        self.stepper.step(self.lr)
-        self.totals.add(loss, logits, yb)
+        self.path.step(xb, yb, self.lr)
         self.step_count += 1
         if self.batches.epoch_done and self._close_epoch(callback):
             return True
@@ -235,7 +234,7 @@ class Trainer:
         totals = self.totals.read()
         val = None
         if math.isfinite(totals[0]) and self.val is not None and len(self.val[0]):
-            val = evaluate(self.model, *self.val, set_eval=self._mode_matters, loss=self.cfg.loss)
+            val = self.path.evaluate(*self.val, set_eval=self._mode_matters)
         vouched = val is not None and val[0] <= vouches_below(self.totals.classes)  # put back on divergence
         if self._check([totals[0], *(val or ())], confirm=vouched, validated=vouched):
             return True
@@ -253,6 +252,7 @@ def new_data(trainer: Trainer, train: tuple[Any, Any], val: tuple[Any, Any] | No
     trainer.batches = Batches(train, cfg.batch_size, cfg.seed, trainer.device)
     trainer.val = None if val is None else tuple(as_tensor(t).to(trainer.device) for t in val)
     trainer.total_steps = max(cfg.epochs * trainer.steps_per_epoch, trainer.step_count)
+    trainer.path = make_path(trainer)  # a full batch of more points may be too large for NumPy
     if trainer.status == "done" and trainer.step_count < trainer.total_steps:
         trainer.status = "ready"
 

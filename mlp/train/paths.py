@@ -1,0 +1,101 @@
+"""How a step runs: torch (autograd, the stepper's fused kernels) or, for a small network on the
+CPU, one NumPy step that does the same math without PyTorch's per-operation dispatch.
+
+Users see one engine ("autograd"); the path is an implementation detail. `path_problem` is the
+rule's one home: the reason a run can't take the NumPy path, or None. Both paths update the very
+same buffers (the parameters, their .grad and the optimizer's state are views into the
+stepper's flat buffers), so a run can change path between two steps and lose nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from itertools import pairwise
+from typing import Any
+
+import torch
+from torch import nn
+
+from mlp.train.inference import evaluate
+from mlp.train.numpy_path import NumpyPath
+
+Trainer = Any  # mlp.train.trainer.Trainer, which imports this module: what a path reads of it
+
+# Past this many multiply-adds per step (batch × Σ n_in·n_out), torch's kernels win back their
+# dispatch cost: measured with bench.fast_path on a 2-core CPU, the NumPy step is ~4x faster at the
+# playground's default (480 × 1,184 ≈ 0.57 M), ~1.5x at 4 M, and even around 16 M (e.g. 512 points
+# through 2-128-128-128-3, or a batch of 128 through 784-128-10), so the bound stays under that.
+MAX_MULTIPLY_ADDS = 8_000_000
+NUMPY_PATH, TORCH_PATH = NumpyPath.name, "torch"
+
+
+def multiply_adds(widths: list[int], batch_size: int) -> int:
+    """Multiply-adds of one forward pass of a batch (backward costs about twice as many)."""
+    return batch_size * sum(a * b for a, b in pairwise(widths))
+
+
+def path_problem(model: nn.Module, cfg, device: torch.device, batch_size: int) -> str | None:
+    """Why this run can't take the NumPy path (so takes torch's), or None: the rule's one home."""
+    config = getattr(model, "config", None)
+    if cfg.engine != "autograd":
+        return f"the {cfg.engine} engine computes its own gradients"
+    if not cfg.fast_path:
+        return "autograd itself is asked for (comparing engines)"
+    if config is None or not hasattr(model, "layers"):
+        return "the NumPy path trains mlp.model.MLP networks only"
+    if device.type != "cpu":
+        return f"on {device.type.upper()} torch's kernels are the fast ones"
+    if any(p.dtype != torch.float32 for p in model.parameters()):
+        return "the NumPy path steps float32 weights only"
+    if cfg.amp or cfg.compile:
+        return "mixed precision and torch.compile are torch's"
+    if config.dropout > 0:
+        return "dropout draws its masks from PyTorch's generator"
+    if multiply_adds(config.widths, batch_size) > MAX_MULTIPLY_ADDS:
+        return "a network this large runs faster in torch"
+    return None
+
+
+class TorchPath:
+    """Today's step: autograd (or mlp.manual) fills .grad, torch clips, the stepper updates."""
+
+    name = TORCH_PATH
+
+    def __init__(self, trainer: Trainer, reason: str) -> None:
+        self.reason = reason
+        self.model, self.cfg, self.params = trainer.model, trainer.cfg, trainer.params
+        self.gradients, self.stepper, self.totals = trainer.gradients, trainer.stepper, trainer.totals
+
+    def step(self, xb: torch.Tensor, yb: torch.Tensor, lr: float) -> None:
+        """One optimizer step on the batch, its loss and predictions added to the running totals."""
+        self.stepper.zero_grad()
+        loss, logits = self.gradients(xb, yb)
+        if self.cfg.grad_clip > 0:
+            nn.utils.clip_grad_norm_(self.params, self.cfg.grad_clip, foreach=True)
+        self.stepper.step(lr)
+        self.totals.add(loss, logits, yb)
+
+    def evaluate(self, X: torch.Tensor, y: torch.Tensor, set_eval: bool) -> tuple[float, float]:
+        return evaluate(self.model, X, y, set_eval=set_eval, loss=self.cfg.loss)
+
+
+def make_path(trainer: Trainer):
+    """The path this trainer's steps take: NumPy where it can, else torch (its reason kept)."""
+    reason = path_problem(trainer.model, trainer.cfg, trainer.device, trainer.batch_size)
+    if reason is None:
+        return NumpyPath(trainer)
+    return TorchPath(trainer, reason)
+
+
+def switch_path(trainer: Trainer, fast_path: bool) -> None:
+    """Allow (or forbid) the NumPy path from the next step on: unlike Trainer.reconfigure, the
+    optimizer's state stays, since both paths step the same buffers."""
+    trainer.cfg = replace(trainer.cfg, fast_path=fast_path)
+    trainer.path = make_path(trainer)
+
+
+def describe_path(trainer: Trainer) -> str:
+    """How the run's steps are computed, in one sentence, for the page's run description."""
+    if trainer.path.name == NUMPY_PATH:
+        return "Steps run as one NumPy computation (a small network on the CPU: the same math, faster)."
+    return f"Steps run in PyTorch ({trainer.path.reason})."

@@ -1,0 +1,144 @@
+"""mlp.train.paths: a small run on the CPU steps in NumPy by itself, with autograd's results.
+
+The oracle is the torch path (fast_path=False: autograd, clip_grad_norm_, torch.optim's kernels):
+over a run, both give the same history and the same weights within float32 tolerance, for every
+activation, optimizer, schedule, clipping, weight decay, L1, L2, both losses, full batch and
+minibatches. Anything the NumPy path can't take falls back to torch, with the reason kept.
+"""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import torch
+
+from mlp.data import make_2d, split
+from mlp.model import ACTIVATIONS, MLP
+from mlp.train import OPTIMIZERS, TrainConfig, Trainer, fit
+from mlp.train.paths import MAX_MULTIPLY_ADDS, describe_path, multiply_adds, path_problem
+
+RTOL, ATOL = 1e-4, 1e-5  # float32 arithmetic in another order, over a run of 60 steps
+
+
+def data(n=240, classes=3, regress=False, seed=0):
+    X, y = make_2d("spiral", n, noise=0.1, classes=classes, seed=seed)
+    if regress:
+        y = (X[:, 0] * X[:, 1]).astype(np.float32)  # a real-valued target
+    return split(X, y, 0.2, seed=seed)
+
+
+def both_paths(cfg, activation="relu", hidden=(16, 16), regress=False, steps=60):
+    """(numpy trainer, torch trainer) after `steps` steps each from the same initial weights."""
+    train, val = data(regress=regress)
+    trainers = []
+    for fast in (True, False):
+        model = MLP(2, list(hidden), 1 if regress else 3, activation, seed=3)
+        trainer = Trainer(model, train, val, replace(cfg, fast_path=fast, device="cpu", epochs=1000))
+        trainer.run_steps(steps)
+        trainers.append(trainer)
+    assert [t.path.name for t in trainers] == ["numpy", "torch"]
+    return trainers
+
+
+def assert_same_run(fast, slow):
+    for record in ("train_loss", "train_acc", "val_loss", "val_acc", "lr", "step"):
+        ours = np.array([getattr(e, record) for e in fast.history.epochs], dtype=float)
+        theirs = np.array([getattr(e, record) for e in slow.history.epochs], dtype=float)
+        np.testing.assert_allclose(ours, theirs, rtol=RTOL, atol=ATOL, err_msg=record)
+    assert len(fast.history.epochs) > 0 and fast.step_count == slow.step_count
+    for p, q in zip(fast.model.parameters(), slow.model.parameters(), strict=True):
+        torch.testing.assert_close(p.detach(), q.detach(), rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+@pytest.mark.parametrize("optimizer", OPTIMIZERS)
+def test_every_activation_and_optimizer_trains_as_autograd_does(activation, optimizer):
+    lr = 0.05 if optimizer in ("sgd", "momentum", "nesterov") else 0.01
+    cfg = TrainConfig(optimizer=optimizer, lr=lr, batch_size=48, momentum=0.8)
+    assert_same_run(*both_paths(cfg, activation))
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        dict(scheduler="step", step_epochs=2),
+        dict(scheduler="cosine", warmup_epochs=2, min_lr_ratio=0.1),
+        dict(grad_clip=0.05),
+        dict(weight_decay=0.01),
+        dict(l1=0.002),
+        dict(l2=0.003),
+        dict(l1=0.001, l2=0.002, weight_decay=0.01, grad_clip=0.5, scheduler="cosine", warmup_epochs=1),
+        dict(batch_size=1000),  # full batch: every step closes an epoch
+    ],
+)
+@pytest.mark.parametrize("optimizer", ["nesterov", "adam", "adamw"])
+def test_schedules_clipping_decay_and_penalties_match(change, optimizer):
+    cfg = replace(TrainConfig(optimizer=optimizer, lr=0.02, batch_size=64), **change)
+    assert_same_run(*both_paths(cfg, "tanh"))
+
+
+@pytest.mark.parametrize("batch_size", [32, 1000])
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+def test_the_mse_loss_of_a_regression_matches(batch_size, optimizer):
+    cfg = TrainConfig(optimizer=optimizer, lr=0.01, batch_size=batch_size, loss="mse", l2=0.001)
+    assert_same_run(*both_paths(cfg, "gelu", regress=True))
+
+
+def test_a_deeper_net_and_the_sgd_first_momentum_step_match():
+    cfg = TrainConfig(optimizer="momentum", lr=0.05, batch_size=100, weight_decay=0.001)
+    assert_same_run(*both_paths(cfg, "leaky_relu", hidden=(8, 24, 8, 4)))
+
+
+def test_fit_takes_the_numpy_path_by_itself_and_the_torch_path_can_take_over():
+    train, val = data()
+    model = MLP(2, [32, 32], 3, seed=0)
+    trainer = Trainer(model, train, val, TrainConfig(lr=0.01, batch_size=1000, epochs=5, device="cpu"))
+    assert (trainer.path.name, trainer.path.reason) == ("numpy", "")
+    trainer.run_steps(3)
+    trainer.reconfigure(replace(trainer.cfg, fast_path=False))  # Adam's moments go with the stepper
+    assert trainer.path.name == "torch"
+    history = fit(MLP(2, [32, 32], 3, seed=0), train, val, TrainConfig(lr=0.01, epochs=5, device="cpu"))
+    assert len(history.epochs) == 5 and history.epochs[-1].train_loss < history.epochs[0].train_loss
+    assert "NumPy" in describe_path(trainer.__class__(model, train, val, TrainConfig(device="cpu")))
+
+
+@pytest.mark.parametrize(
+    "model, cfg, device, reason",
+    [
+        (MLP(2, [16], 3, dropout=0.2), TrainConfig(), "cpu", "dropout"),
+        (MLP(2, [16], 3), TrainConfig(), "cuda", "CUDA"),
+        (MLP(2, [16], 3), TrainConfig(), "mps", "MPS"),
+        (MLP(784, [512, 512], 10), TrainConfig(batch_size=128), "cpu", "large"),
+        (MLP(2, [16], 3), TrainConfig(fast_path=False), "cpu", "comparing engines"),
+        (MLP(2, [16], 3), TrainConfig(engine="manual"), "cpu", "manual engine"),
+        (MLP(2, [16], 3), TrainConfig(amp=True), "cpu", "mixed precision"),
+        (MLP(2, [16], 3).double(), TrainConfig(), "cpu", "float32"),
+        (torch.nn.Sequential(torch.nn.Linear(2, 3)), TrainConfig(), "cpu", "mlp.model.MLP"),
+    ],
+)
+def test_what_the_numpy_path_cannot_take_falls_back_to_torch_with_its_reason(model, cfg, device, reason):
+    problem = path_problem(model, cfg, torch.device(device), cfg.batch_size)
+    assert problem is not None and reason in problem
+
+
+def test_the_size_bound_is_the_playground_default_well_inside_it():
+    assert multiply_adds([2, 32, 32, 3], 480) * 4 < MAX_MULTIPLY_ADDS
+    assert path_problem(MLP(2, [32, 32], 3), TrainConfig(), torch.device("cpu"), 480) is None
+
+
+def test_comparing_engines_trains_the_autograd_side_with_autograd_itself():
+    from mlp.lessons.playground import Settings, make_points
+    from mlp.runs.playground import Playground
+
+    settings = Settings()
+    run = Playground(settings, make_points(settings))
+    assert run.trainer.path.name == "numpy"
+    run.compare(True)
+    assert run.trainer.path.name == "torch" and "comparing" in describe_path(run.trainer)
+    assert run.twin.cfg.engine == "manual"
+    run.run(20)
+    assert run.engine_gap()["weights"] < 1e-4
+    run.apply(replace(settings, lr=settings.lr / 2))  # new settings keep comparing
+    assert run.trainer.path.name == "torch"
+    run.compare(False)
+    assert run.trainer.path.name == "numpy"
