@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import torch
 from torch import nn
@@ -15,8 +15,7 @@ EXPLODED_VS_CHANCE = 10.0
 
 
 def _copy_all(dst: list[torch.Tensor], src: list[torch.Tensor]) -> None:
-    for d, s in zip(dst, src, strict=True):
-        d.copy_(s)
+    torch._foreach_copy_(dst, src)  # one dispatch for every parameter (torch.optim's own tool)
 
 
 class DivergenceGuard:
@@ -36,6 +35,8 @@ class DivergenceGuard:
         # The L1 and L2 penalties at the run's start: a penalised loss starts that much above
         # chance, and a large rate (λ₁ = 10) is not an explosion (Trainer sets it anew on new settings).
         self.allowance = allowance
+        # A cheaper check of the same thing, when the run's path offers one (mlp.train.paths).
+        self.finite: Callable[[], bool] | None = None
 
     def exploded(self, loss_sum: float, seen: int, classes: int) -> str | None:
         """Whether the mean loss since the last look is far above chance level; moves the mark."""
@@ -52,6 +53,8 @@ class DivergenceGuard:
         return None
 
     def weights_finite(self) -> bool:
+        if self.finite is not None:
+            return self.finite()
         # One reduction: a NaN or inf anywhere makes the total norm non-finite.
         return bool(torch.isfinite(nn.utils.get_total_norm(self.params, foreach=True)))
 

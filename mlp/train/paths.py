@@ -82,9 +82,9 @@ class TorchPath:
 def make_path(trainer: Trainer):
     """The path this trainer's steps take: NumPy where it can, else torch (its reason kept)."""
     reason = path_problem(trainer.model, trainer.cfg, trainer.device, trainer.batch_size)
-    if reason is None:
-        return NumpyPath(trainer)
-    return TorchPath(trainer, reason)
+    path = NumpyPath(trainer) if reason is None else TorchPath(trainer, reason)
+    trainer.guard.finite = getattr(path, "weights_finite", None)  # the guard's check, path-made
+    return path
 
 
 def switch_path(trainer: Trainer, fast_path: bool) -> None:
