@@ -38,6 +38,10 @@ SMOKE = {  # bench -> its tiny arguments, and what its output must say
             "vs notes",
         ],
     ),
+    "fast_path": (
+        ["--rounds", "1", "--number", "1", "--steps", "2"],
+        ["10 default playground steps", "NumPy path", "torch path", "target: 10 default steps", "Crossover"],
+    ),
     "engine_vs_sklearn": (
         ["--rounds", "1", "--epochs", "1"],
         ["autograd speed-up", "MNIST sample, batch 128"],
