@@ -109,7 +109,7 @@ def test_fit_takes_the_numpy_path_by_itself_and_the_torch_path_can_take_over():
         (MLP(2, [16], 3), TrainConfig(), "cuda", "CUDA"),
         (MLP(2, [16], 3), TrainConfig(), "mps", "MPS"),
         (MLP(784, [512, 512], 10), TrainConfig(batch_size=128), "cpu", "large"),
-        (MLP(2, [16], 3), TrainConfig(fast_path=False), "cpu", "comparing engines"),
+        (MLP(2, [16], 3), TrainConfig(fast_path=False), "cpu", "engines are compared"),
         (MLP(2, [16], 3), TrainConfig(engine="manual"), "cpu", "manual engine"),
         (MLP(2, [16], 3), TrainConfig(amp=True), "cpu", "mixed precision"),
         (MLP(2, [16], 3).double(), TrainConfig(), "cpu", "float32"),
@@ -134,7 +134,7 @@ def test_comparing_engines_trains_the_autograd_side_with_autograd_itself():
     run = Playground(settings, make_points(settings))
     assert run.trainer.path.name == "numpy"
     run.compare(True)
-    assert run.trainer.path.name == "torch" and "comparing" in describe_path(run.trainer)
+    assert run.trainer.path.name == "torch" and "compared" in describe_path(run.trainer)
     assert run.twin.cfg.engine == "manual"
     run.run(20)
     assert run.engine_gap()["weights"] < 1e-4

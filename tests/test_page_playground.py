@@ -223,6 +223,15 @@ def test_a_csv_of_values_becomes_a_regression(at):
     assert at.session_state["pg_run"].points.task == "regress" and metric(at, "Test R²") == "–"
 
 
+def test_the_compare_panel_says_which_path_the_steps_take(at):
+    captions = [c.value for c in at.caption]
+    assert any(c.startswith("Steps run as one NumPy computation") for c in captions), captions
+    at.toggle(key="pg_compare").set_value(True).run()
+    assert "Steps run in PyTorch: autograd itself trains while the engines are compared." in [
+        c.value for c in at.caption
+    ]
+
+
 def test_bad_hidden_widths_keep_the_network(at):
     at.text_input(key="pg_hidden").input("16, banana").run()
     assert "not a whole number" in at.sidebar.error[0].value

@@ -11,6 +11,8 @@ report     totals and time into reports and epoch records
 history    the records, and the same as arrays for plots
 threads    CPU threads measured on the first steps
 inference  the batch loss (cross-entropy or MSE), probabilities, outputs and evaluation, in eval mode
+paths      how a step runs: torch, or NumPy for a small network on the CPU (the rule's one home)
+numpy_path the NumPy path: a whole step as torch computes it, on views of the same buffers
 trainer    the Trainer (the stepping loop) and fit
 """
 
@@ -36,6 +38,7 @@ from mlp.train.inference import (
     prepare_inputs,
 )
 from mlp.train.optim import Stepper, make_optimizer
+from mlp.train.paths import describe_path
 from mlp.train.schedule import describe_schedule, lr_factor
 from mlp.train.trainer import Callback, Trainer, fit
 
@@ -54,6 +57,7 @@ __all__ = [
     "Trainer",
     "as_tensor",
     "batch_loss",
+    "describe_path",
     "describe_schedule",
     "engine_problem",
     "eval_mode",

@@ -21,11 +21,13 @@ from mlp.train.numpy_path import NumpyPath
 
 Trainer = Any  # mlp.train.trainer.Trainer, which imports this module: what a path reads of it
 
-# Past this many multiply-adds per step (batch × Σ n_in·n_out), torch's kernels win back their
-# dispatch cost: measured with bench.fast_path on a 2-core CPU, the NumPy step is ~4x faster at the
-# playground's default (480 × 1,184 ≈ 0.57 M), ~1.5x at 4 M, and even around 16 M (e.g. 512 points
-# through 2-128-128-128-3, or a batch of 128 through 784-128-10), so the bound stays under that.
-MAX_MULTIPLY_ADDS = 8_000_000
+# Up to this many multiply-adds per step (batch × Σ n_in·n_out) NumPy clearly wins: torch's
+# per-operation dispatch is most of a small step. Measured with bench.fast_path on the shared
+# 2-core CPU (torch ms / NumPy ms per full-batch step, two runs): 2-32-32-3 × 480 (0.57 M) 2.2-2.6x,
+# 2-64-64-3 × 480 (2.1 M) 1.7x, 2-128-128-3 × 480 (8.2 M) 1.2-1.3x, 784-64-10 × 128 (6.5 M)
+# 0.8-0.9x, 784-128-10 × 128 (13 M) 0.8-1.4x: past a few million, which one wins is within the
+# machine's noise, so larger nets keep torch's path (and its thread tuning).
+MAX_MULTIPLY_ADDS = 4_000_000
 NUMPY_PATH, TORCH_PATH = NumpyPath.name, "torch"
 
 
@@ -38,9 +40,9 @@ def path_problem(model: nn.Module, cfg, device: torch.device, batch_size: int) -
     """Why this run can't take the NumPy path (so takes torch's), or None: the rule's one home."""
     config = getattr(model, "config", None)
     if cfg.engine != "autograd":
-        return f"the {cfg.engine} engine computes its own gradients"
+        return f"the {cfg.engine} engine computes the gradients, torch's optimizer steps"
     if not cfg.fast_path:
-        return "autograd itself is asked for (comparing engines)"
+        return "autograd itself trains while the engines are compared"
     if config is None or not hasattr(model, "layers"):
         return "the NumPy path trains mlp.model.MLP networks only"
     if device.type != "cpu":
@@ -98,4 +100,4 @@ def describe_path(trainer: Trainer) -> str:
     """How the run's steps are computed, in one sentence, for the page's run description."""
     if trainer.path.name == NUMPY_PATH:
         return "Steps run as one NumPy computation (a small network on the CPU: the same math, faster)."
-    return f"Steps run in PyTorch ({trainer.path.reason})."
+    return f"Steps run in PyTorch: {trainer.path.reason}."

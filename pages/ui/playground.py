@@ -10,6 +10,7 @@ from mlp.figures.network import hidden_space_figure, unit_figure
 from mlp.lessons.playground import ENGINE_NAMES, PRESETS, SPECS, from_query, link_edits
 from mlp.runs.network_view import REGRESSION_OUTPUT, NetworkPicture, hidden_space
 from mlp.runs.playground import Playground
+from mlp.train import describe_path
 from pages.ui.controls import control, load_settings
 from pages.ui.plane import plane_stream
 from pages.ui.shell import COMPARE, chart, settings_query, switches_query
@@ -165,6 +166,7 @@ def compare_panel(run: Playground, dropout: float) -> None:
                 run.compare(compare)
             except ValueError as err:  # dropout switched on since: the manual engine has none
                 st.warning(say(err))
+        st.caption(describe_path(run.trainer))  # NumPy or torch: which path the run's steps take
 
 
 @st.fragment
