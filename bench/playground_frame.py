@@ -11,8 +11,9 @@ Run: python -m bench.playground_frame [--frames 60] [--steps 300] [--rounds 7]. 
 - the same frame drawn as Streamlit demos often draw it (the grid as a plotly contour over
   nested lists, the points as a scatter, serialised as st.plotly_chart does), the frames of the
   two interleaved in the same run: the baseline, and the ratio;
-- full-batch steps per second on a 2-16-16-2 net with 1,000 points for both engines, against
-  the seed notes' loop (a .item() per step) in the same run.
+- full-batch steps per second on a 2-16-16-2 net with 1,000 points for both engines (autograd
+  on the path it takes by itself, NumPy, and on the torch path), against the seed notes' loop
+  (a .item() per step) in the same run.
 """
 
 from __future__ import annotations
@@ -167,13 +168,9 @@ def frame_table(frames: int) -> tuple[str, float]:
 def engine_speed(steps: int = 300, rounds: int = 7) -> list[tuple[str, ...]]:
     X, y = make_2d("moons", 1000, seed=0)
 
-    def trainer_steps(engine: str):
-        trainer = Trainer(
-            MLP(2, [16, 16], 2, seed=0),
-            (X, y),
-            None,
-            TrainConfig(engine=engine, optimizer="sgd", lr=0.1, batch_size=1000, epochs=10**6, device="cpu"),
-        )
+    def trainer_steps(engine: str, fast_path: bool = True):
+        cfg = TrainConfig(engine=engine, optimizer="sgd", lr=0.1, batch_size=1000, epochs=10**6, device="cpu")
+        trainer = Trainer(MLP(2, [16, 16], 2, seed=0), (X, y), None, replace(cfg, fast_path=fast_path))
         return lambda: trainer.run_steps(steps)
 
     model = MLP(2, [16, 16], 2, seed=0)
@@ -191,7 +188,8 @@ def engine_speed(steps: int = 300, rounds: int = 7) -> list[tuple[str, ...]]:
     times = measure(
         {
             "seed notes' loop": notes_loop,
-            "Trainer, autograd": trainer_steps("autograd"),
+            "Trainer, autograd (its own path: NumPy here)": trainer_steps("autograd"),
+            "Trainer, autograd (torch path)": trainer_steps("autograd", fast_path=False),
             "Trainer, manual": trainer_steps("manual"),
         },
         rounds=rounds,
