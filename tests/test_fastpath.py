@@ -15,7 +15,7 @@ import torch
 from mlp.data import make_2d, split
 from mlp.model import ACTIVATIONS, MLP
 from mlp.train import OPTIMIZERS, TrainConfig, Trainer, fit
-from mlp.train.paths import MAX_MULTIPLY_ADDS, describe_path, multiply_adds, path_problem
+from mlp.train.paths import MAX_MULTIPLY_ADDS, describe_path, multiply_adds, path_problem, switch_path
 
 RTOL, ATOL = 1e-4, 1e-5  # float32 arithmetic in another order, over a run of 60 steps
 
@@ -142,3 +142,24 @@ def test_comparing_engines_trains_the_autograd_side_with_autograd_itself():
     assert run.trainer.path.name == "torch"
     run.compare(False)
     assert run.trainer.path.name == "numpy"
+
+
+def test_uint8_images_train_on_the_numpy_path_as_on_torch(monkeypatch):
+    import mlp.train.numpy_path as numpy_path
+
+    g = torch.Generator().manual_seed(0)
+    X = torch.randint(0, 256, (200, 8, 8), dtype=torch.uint8, generator=g)
+    y = torch.randint(0, 4, (200,), generator=g)
+    trainers = []
+    for fast in (True, False):
+        cfg = TrainConfig(lr=0.01, batch_size=50, epochs=3, device="cpu", fast_path=fast)
+        trainer = Trainer(MLP(64, [16], 4, seed=1), (X[:150], y[:150]), (X[150:], y[150:]), cfg)
+        trainer.fit()
+        trainers.append(trainer)
+    assert_same_run(*trainers)
+    monkeypatch.setattr(numpy_path, "MAX_KEPT_INPUTS", 10)  # a large test set: torch evaluates it
+    fast = Trainer(MLP(64, [16], 4, seed=1), (X[:150], y[:150]), (X[150:], y[150:]), trainers[1].cfg)
+    switch_path(fast, fast_path=True)
+    fast.fit()
+    assert fast.path.name == "numpy" and fast.path._val is None
+    assert_same_run(fast, trainers[1])

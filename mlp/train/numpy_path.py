@@ -18,10 +18,12 @@ import torch
 
 from mlp.metrics import mse, r2_score
 from mlp.model import LEAKY_SLOPE
+from mlp.train.inference import evaluate
 from mlp.train.optim import BETAS, EPS
 
 GELU_C, GELU_K = math.sqrt(2.0 / math.pi), 0.044715  # torch's tanh-form GELU constants
 F32 = np.float32
+MAX_KEPT_INPUTS = 1 << 20  # validation inputs up to this many numbers are kept as float32 (4 MiB)
 
 
 def activate(name: str, z: np.ndarray) -> np.ndarray:
@@ -61,7 +63,7 @@ class NumpyPath:
     def __init__(self, trainer) -> None:
         self.cfg = cfg = trainer.cfg
         self.totals = trainer.totals
-        self.activation = trainer.model.config.activation
+        self.model, self.activation = trainer.model, trainer.model.config.activation
         layers = trainer.model.layers
         self.W = [layer.weight.detach().numpy() for layer in layers]  # (n_out, n_in), torch's layout
         self.b = [layer.bias.detach().numpy() for layer in layers]
@@ -70,7 +72,7 @@ class NumpyPath:
         self.groups = trainer.stepper.groups
         self.flat = [(g.flat.numpy(), g.grad.numpy()) for g in self.groups]
         self.l1_group = 0 if cfg.l1 > 0 else None  # the stepper puts the weights first when L1 is on
-        self._val: tuple[object, np.ndarray, np.ndarray] | None = None
+        self._val: tuple[object, np.ndarray, np.ndarray, np.ndarray] | None = None
         self._labels: tuple[object, np.ndarray] | None = None
         self._ones_cache: dict[int, np.ndarray] = {}
 
@@ -203,16 +205,20 @@ class NumpyPath:
 
     def evaluate(self, X: torch.Tensor, y: torch.Tensor, set_eval: bool) -> tuple[float, float]:
         """As mlp.train.inference.evaluate: (mean cross-entropy, accuracy), or (MSE, R²)."""
+        if X.numel() > MAX_KEPT_INPUTS:  # MNIST's test set: torch's evaluation, in chunks, keeps no copy
+            return evaluate(self.model, X, y, set_eval=set_eval, loss=self.cfg.loss)
         if self._val is None or self._val[0] is not X:
-            self._val = (X, as_float32(X), y.numpy())
-        _, x, labels = self._val
+            labels = y.numpy()
+            self._val = (X, as_float32(X), labels, np.arange(len(labels)))
+        _, x, labels, rows = self._val
         z = self.forward(x)[1][-1]
         if self.cfg.loss == "mse":
             return mse(labels, z[:, 0]), r2_score(labels, z[:, 0])
-        n, rows, predicted = max(1, len(z)), np.arange(len(z)), z.argmax(axis=1)
+        n, predicted = max(1, len(z)), z.argmax(axis=1)
         m = z[rows, predicted]  # (N,): each row's maximum
-        log_sum = np.log(np.exp(z - m[:, None]) @ self._ones(z.shape[1])) + m  # (N,): logsumexp
-        loss_sum = float(log_sum.sum(dtype=np.float64)) - float(z[rows, labels].sum(dtype=np.float64))
+        s = np.exp(z - m[:, None]) @ self._ones(z.shape[1])  # (N,): Σ_k e^(z_k - m)
+        # Σ -log softmax[y] = Σ (log s + m - z[y]), each sum at once
+        loss_sum = float(np.log(s).sum()) + float(m.sum()) - float(z[rows, labels].sum())
         return loss_sum / n, int(np.count_nonzero(predicted == labels)) / n
 
 
