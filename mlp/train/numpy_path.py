@@ -26,11 +26,11 @@ F32 = np.float32
 MAX_KEPT_INPUTS = 1 << 20  # validation inputs up to this many numbers are kept as float32 (4 MiB)
 
 
-def activate(name: str, z: np.ndarray) -> np.ndarray:
+def activate(name: str, z: np.ndarray, zeros: np.ndarray) -> np.ndarray:
     """The activation a = f(z), as torch's forward computes it; in z's memory where backprop
-    needs a alone (every activation but GELU, whose f'(z) needs z)."""
+    needs a alone (every activation but GELU, whose f'(z) needs z). `zeros`: z's shape."""
     if name == "relu":
-        return np.maximum(z, 0, out=z)
+        return np.maximum(z, zeros, out=z)  # ~3x faster against an array than against a scalar 0
     if name == "leaky_relu":
         return np.where(z > 0, z, z * F32(LEAKY_SLOPE))
     if name == "tanh":
@@ -75,6 +75,7 @@ class NumpyPath:
         self._val: tuple[object, np.ndarray, np.ndarray, np.ndarray] | None = None
         self._labels: tuple[object, np.ndarray] | None = None
         self._ones_cache: dict[int, np.ndarray] = {}
+        self._zeros_cache: dict[tuple[int, ...], np.ndarray] = {}
 
     # --- forward and backward ------------------------------------------------------------
 
@@ -86,7 +87,7 @@ class NumpyPath:
             z += b  # + (n_out,), in place
             pre.append(z)
             if l < last:
-                inputs.append(activate(self.activation, z))
+                inputs.append(activate(self.activation, z, self._zeros(z.shape)))
         return inputs, pre
 
     def loss_and_dlogits(self, z: np.ndarray, y: np.ndarray, yb: object) -> tuple[float, np.ndarray, int]:
@@ -106,6 +107,11 @@ class NumpyPath:
         dz -= Y
         dz *= F32(1 / n)  # (P - Y) / N
         return loss, dz, int(np.count_nonzero(predicted == y))
+
+    def _zeros(self, shape: tuple[int, ...]) -> np.ndarray:
+        if shape not in self._zeros_cache:
+            self._zeros_cache[shape] = np.zeros(shape, dtype=F32)
+        return self._zeros_cache[shape]
 
     def _ones(self, n: int) -> np.ndarray:
         """A vector of n ones: a product with it sums rows or columns (BLAS beats a reduction)."""
