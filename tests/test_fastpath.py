@@ -108,7 +108,7 @@ def test_fit_takes_the_numpy_path_by_itself_and_the_torch_path_can_take_over():
         (MLP(2, [16], 3, dropout=0.2), TrainConfig(), "cpu", "dropout"),
         (MLP(2, [16], 3), TrainConfig(), "cuda", "CUDA"),
         (MLP(2, [16], 3), TrainConfig(), "mps", "MPS"),
-        (MLP(784, [512, 512], 10), TrainConfig(batch_size=128), "cpu", "large"),
+        (MLP(784, [512, 512], 10), TrainConfig(batch_size=128), "cpu", "multiply-adds"),
         (MLP(2, [16], 3), TrainConfig(fast_path=False), "cpu", "engines are compared"),
         (MLP(2, [16], 3), TrainConfig(engine="manual"), "cpu", "manual engine"),
         (MLP(2, [16], 3), TrainConfig(amp=True), "cpu", "mixed precision"),
