@@ -64,14 +64,8 @@ def eval_mode(model: nn.Module, needed: bool = True) -> Iterator[None]:
 @torch.inference_mode()
 def predict_proba(model: nn.Module, X: Any, batch_size: int = 8192, set_eval: bool = True) -> torch.Tensor:
     """Softmax probabilities (N, K) on the model's device, in eval mode, in chunks."""
-    param = next(model.parameters())
-    X = as_tensor(X)
-    with eval_mode(model, set_eval):
-        chunks = [
-            torch.softmax(model(prepare_inputs(X[i : i + batch_size].to(param.device), param.dtype)), dim=1)
-            for i in range(0, len(X), batch_size)
-        ]
-    return torch.cat(chunks) if chunks else torch.empty(0, device=param.device)
+    outputs = predict_outputs(model, X, batch_size, set_eval)
+    return torch.softmax(outputs, dim=1) if len(outputs) else outputs
 
 
 @torch.inference_mode()
