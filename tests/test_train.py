@@ -2,6 +2,7 @@
 
 import math
 import time
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -148,7 +149,7 @@ def test_a_nan_loss_is_caught_too():
 
 @pytest.mark.parametrize(("window_mean", "flagged"), [(1.0, False), (6.0, False), (7.5, True), (2e4, True)])
 def test_the_explosion_rule_is_ten_times_chance_level(window_mean, flagged):
-    guard = DivergenceGuard([torch.zeros(1)])
+    guard = DivergenceGuard([])
     assert guard.exploded(0.69 * 100, 100, classes=2) is None  # a first window at chance
     problem = guard.exploded(0.69 * 100 + window_mean * 50, 150, classes=2)  # the next 50 examples
     assert (problem is not None) == flagged and (not flagged or "exploded" in problem)
@@ -355,3 +356,18 @@ def test_a_real_runs_eta_is_within_a_quarter_of_the_truth_after_the_first_epoch(
     end = time.perf_counter() - start
     errors = [abs(eta - (end - t)) / (end - t) for t, epoch, eta in seen if epoch >= 1 and end - t > 0.3]
     assert errors and float(np.median(errors)) < 0.25
+
+
+def test_the_guard_keeps_its_last_good_weights_when_the_optimizer_regroups_them():
+    train, val = toy("moons")
+    cfg = TrainConfig(lr=0.05, batch_size=100, epochs=5, report_every=1)
+    runs = [Trainer(MLP(2, [8, 8], 2, seed=0), train, val, cfg) for _ in range(2)]
+    for trainer in runs:
+        trainer.run_steps(7)  # mid-epoch: the checked copy is older than the weights
+    runs[1].reconfigure(replace(cfg, weight_decay=0.1))  # weights and biases: two buffers now
+    assert len(runs[1].guard.flats) == 2 and len(runs[0].guard.flats) == 1
+    for trainer in runs:
+        trainer.guard.restore()
+    for p, q in zip(runs[0].model.parameters(), runs[1].model.parameters(), strict=True):
+        assert torch.equal(p, q)
+    assert not torch.equal(runs[0].model.layers[0].weight, MLP(2, [8, 8], 2, seed=0).layers[0].weight)

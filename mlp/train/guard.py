@@ -14,8 +14,7 @@ from torch import nn
 EXPLODED_VS_CHANCE = 10.0
 
 
-def _copy_all(dst: list[torch.Tensor], src: list[torch.Tensor]) -> None:
-    torch._foreach_copy_(dst, src)  # one dispatch for every parameter (torch.optim's own tool)
+Layout = list[tuple[torch.Tensor, list[nn.Parameter]]]  # (flat buffer, the parameters viewing it)
 
 
 class DivergenceGuard:
@@ -23,13 +22,17 @@ class DivergenceGuard:
 
     Every loss between two syncs being finite proves the weights of the first sync sound;
     the current weights are only known finite until the next window (or, at an epoch's end,
-    the validation loss) confirms them.
+    the validation loss) confirms them. The copies are laid out as the flat buffers that the
+    parameters are views of (mlp.train.optim's groups), so each copy is one memcpy a buffer,
+    not a dispatch a parameter: a small network's epoch can end every step.
     """
 
-    def __init__(self, params: list[nn.Parameter], allowance: float = 0.0) -> None:
-        self.params = params
-        self.checked = [p.detach().clone() for p in params]
-        self.pending = [p.detach().clone() for p in params]
+    def __init__(self, layout: Layout, allowance: float = 0.0) -> None:
+        self.flats: list[torch.Tensor] = []
+        self.checked: list[torch.Tensor] = []
+        self.pending: list[torch.Tensor] = []
+        self._params: list[list[nn.Parameter]] = []
+        self.follow(layout)
         self.mark = (0.0, 0)  # (sum of losses, examples) at the last look: each look sees a window
         self.checked_step = self.pending_step = 0  # the optimizer step each copy was taken at
         # The L1 and L2 penalties at the run's start: a penalised loss starts that much above
@@ -37,6 +40,22 @@ class DivergenceGuard:
         self.allowance = allowance
         # A cheaper check of the same thing, when the run's path offers one (mlp.train.paths).
         self.finite: Callable[[], bool] | None = None
+
+    @torch.no_grad()
+    def follow(self, layout: Layout) -> None:
+        """Copy these buffers from now on (a new optimizer regroups the parameters); the copies
+        so far carry over, parameter by parameter. The first layout's copies are of the weights now."""
+        flats = [flat for flat, _ in layout]
+        checked, pending = [f.clone() for f in flats], [f.clone() for f in flats]
+        if self.flats:
+            params = [params for _, params in layout]
+            old = _views(self.checked, self._params), _views(self.pending, self._params)
+            new = _views(checked, params), _views(pending, params)
+            for old_copies, new_copies in zip(old, new, strict=True):
+                for key, view in new_copies.items():
+                    view.copy_(old_copies[key])
+        self.flats, self.checked, self.pending = flats, checked, pending
+        self._params = [params for _, params in layout]
 
     def exploded(self, loss_sum: float, seen: int, classes: int) -> str | None:
         """Whether the mean loss since the last look is far above chance level; moves the mark."""
@@ -55,8 +74,7 @@ class DivergenceGuard:
     def weights_finite(self) -> bool:
         if self.finite is not None:
             return self.finite()
-        # One reduction: a NaN or inf anywhere makes the total norm non-finite.
-        return bool(torch.isfinite(nn.utils.get_total_norm(self.params, foreach=True)))
+        return all(bool(torch.isfinite(flat).all()) for flat in self.flats)
 
     def problem(
         self, losses: Sequence[float], weights: bool = True, seen: int = 0, classes: int = 0
@@ -68,24 +86,36 @@ class DivergenceGuard:
             return "The loss became NaN or infinite"
         return self.exploded(losses[0], seen, classes)
 
-    @torch.no_grad()
     def confirm(self, validated: bool, step: int = 0) -> None:
         """Every loss since the last sync (now at optimizer step `step`) was finite: move the copies
         along (see the class doc)."""
         self.checked, self.pending = self.pending, self.checked
         self.checked_step, self.pending_step = self.pending_step, step
-        _copy_all(self.pending, self.params)
+        for copy, flat in zip(self.pending, self.flats, strict=True):
+            copy.copy_(flat)
         if validated:
-            _copy_all(self.checked, self.params)
+            for copy, flat in zip(self.checked, self.flats, strict=True):
+                copy.copy_(flat)
             self.checked_step = step
 
-    @torch.no_grad()
     def restore(self) -> None:
         """Put the last weights known good back into the model (the running totals start again)."""
-        _copy_all(self.params, self.checked)
-        _copy_all(self.pending, self.checked)
+        for flat, checked, pending in zip(self.flats, self.checked, self.pending, strict=True):
+            flat.copy_(checked)
+            pending.copy_(checked)
         self.pending_step = self.checked_step
         self.mark = (0.0, 0)
+
+
+def _views(copies: list[torch.Tensor], groups: list[list[nn.Parameter]]) -> dict[int, torch.Tensor]:
+    """Each parameter's part of the copies of its group's buffer, by the parameter's id."""
+    views = {}
+    for copy, params in zip(copies, groups, strict=True):
+        offset = 0
+        for p in params:
+            views[id(p)] = copy[offset : offset + p.numel()]
+            offset += p.numel()
+    return views
 
 
 def divergence_message(problem: str, step: int, lr: float) -> str:

@@ -73,6 +73,10 @@ class Stepper:
         self.groups = [_Group(params, decay, self.fused) for params, decay in groups]
         self.weights = self.groups[0] if cfg.l1 > 0 else None  # the group L1's step shrinks
 
+    def layout(self) -> list[tuple[torch.Tensor, list[nn.Parameter]]]:
+        """(flat buffer, the parameters viewing it) of each group: what a copy of the weights copies."""
+        return [(g.flat, g.params) for g in self.groups]
+
     def zero_grad(self) -> None:
         """Gradients to zero, in place: every parameter's .grad is a view that must stay one."""
         for group in self.groups:

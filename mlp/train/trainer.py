@@ -58,7 +58,6 @@ class Trainer:
             model.generator = torch.Generator(device=device).manual_seed(cfg.seed)
         self.reporter = r = Reporter(device)
         self.totals, self.clock, self.history = r.totals, r.clock, r.history
-        self.guard = DivergenceGuard(self.params, penalty_of(model, cfg.l1, cfg.l2))
         self.tuner = ThreadTuner(cfg.threads, device)
         self.step_count = 0
         self.interrupted = False  # set by interrupt(), from another thread
@@ -67,6 +66,7 @@ class Trainer:
         self.message = ""
         self.total_steps = cfg.epochs * self.steps_per_epoch
         self.stepper = Stepper(model, cfg)
+        self.guard = DivergenceGuard(self.stepper.layout(), penalty_of(model, cfg.l1, cfg.l2))
         self.path = make_path(self)  # NumPy or torch: how each step runs (mlp.train.paths)
 
     def reconfigure(self, cfg: TrainConfig) -> None:
@@ -80,6 +80,7 @@ class Trainer:
         self.batches.resize(cfg.batch_size)
         self.total_steps = max(cfg.epochs * self.steps_per_epoch, self.step_count)
         self.stepper = Stepper(self.model, cfg)
+        self.guard.follow(self.stepper.layout())
         self.path = make_path(self)
         self.guard.allowance = penalty_of(self.model, cfg.l1, cfg.l2)
         # New settings are the way out of a finished or diverged run (a lower learning rate,
