@@ -25,6 +25,7 @@ class RunningTotals:
     def reset(self) -> None:
         self.loss = torch.zeros((), device=self.device, dtype=torch.float64)
         self.correct = torch.zeros((), device=self.device, dtype=torch.int64)
+        self.host = [0.0, 0]  # (sum of losses, correct) counted on the host: add_counts's, no dispatch
         self.seen = 0
         self.classes = 0  # the logits' width, once a batch has been seen
         self.regress = False  # real-valued labels: no accuracy to count (it reads NaN)
@@ -42,16 +43,16 @@ class RunningTotals:
 
     def add_counts(self, loss: float, correct: int, n: int, classes: int, regress: bool) -> None:
         """One batch's mean loss and correct predictions, counted on the host (the NumPy path)."""
-        self.loss.add_(loss * n)
+        self.host[0] += loss * n
         self.regress = regress
         if not regress:
-            self.correct.add_(correct)
+            self.host[1] += correct
         self.seen += n
         self.classes = classes
 
     def read(self) -> Totals:
         """The totals on the host: the one sync of a report or an epoch's end."""
-        return self.loss.item(), int(self.correct.item()), self.seen
+        return self.loss.item() + self.host[0], int(self.correct.item()) + self.host[1], self.seen
 
     def since(self, mark: str, totals: Totals) -> tuple[float, float, int]:
         """(mean loss, accuracy, examples) since `mark` was last taken; takes it again. The
