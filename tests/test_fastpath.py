@@ -14,8 +14,16 @@ import torch
 
 from mlp.data import make_2d, split
 from mlp.model import ACTIVATIONS, MLP
-from mlp.train import OPTIMIZERS, TrainConfig, Trainer, fit
-from mlp.train.paths import MAX_MULTIPLY_ADDS, describe_path, multiply_adds, path_problem, switch_path
+from mlp.train import OPTIMIZERS, TrainConfig, Trainer, fit, numpy_path, predict_outputs, predict_proba
+from mlp.train.numpy_path import numpy_outputs
+from mlp.train.paths import (
+    MAX_MULTIPLY_ADDS,
+    describe_path,
+    multiply_adds,
+    numpy_inference,
+    path_problem,
+    switch_path,
+)
 
 RTOL, ATOL = 1e-4, 1e-5  # float32 arithmetic in another order, over a run of 60 steps
 
@@ -163,3 +171,44 @@ def test_uint8_images_train_on_the_numpy_path_as_on_torch(monkeypatch):
     fast.fit()
     assert fast.path.name == "numpy" and fast.path._val is None
     assert_same_run(fast, trainers[1])
+
+
+# --- inference: the plane's outputs -------------------------------------------------------
+
+
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+@pytest.mark.parametrize("softmax", [True, False])
+def test_numpy_outputs_are_predict_outputs_and_their_softmax(activation, softmax):
+    model = MLP(2, [32, 32], 3, activation, dropout=0.3, seed=1)  # eval mode: dropout off
+    x = np.random.default_rng(0).normal(scale=3, size=(5000, 2)).astype(np.float32)
+    ours = numpy_outputs(model, np.ascontiguousarray(x.T), softmax)
+    predict = predict_proba if softmax else predict_outputs
+    theirs = predict(model, x).numpy()
+    np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-5)
+    assert model.training  # predict_outputs's eval mode toggles back; numpy_outputs never touches it
+
+
+def test_a_result_of_numpy_outputs_is_its_own_even_when_the_buffers_are_busy():
+    model, other = MLP(2, [8], 2, seed=0), MLP(2, [8], 2, seed=1)
+    x = np.random.default_rng(0).normal(size=(2, 100)).astype(np.float32)
+    first = numpy_outputs(model, x).copy()
+    kept = numpy_outputs(model, x)
+    numpy_outputs(other, x)  # the same buffers, other numbers
+    np.testing.assert_array_equal(kept, first)
+    with numpy_path._lender.lend():  # another thread's frame holds them: fresh arrays, same numbers
+        np.testing.assert_array_equal(numpy_outputs(model, x), first)
+
+
+@pytest.mark.parametrize("task", ["classify", "regress"])
+def test_the_plane_is_the_same_on_either_inference_path(task):
+    from mlp.runs.playground import PlaneGrid, plane_outputs
+
+    grid = PlaneGrid((-2.0, 2.0, -1.0, 3.0), 40, features=("x1sq", "x1x2"))
+    outputs = 1 if task == "regress" else 4
+    model = MLP(grid.inputs.shape[1], [16, 16], outputs, "tanh", seed=2)
+    assert numpy_inference(model)
+    ours = plane_outputs(model, grid, task, set_eval=False)
+    assert not numpy_inference(model.double())  # float64 weights: torch computes the plane
+    theirs = plane_outputs(model, grid, task, set_eval=False)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
+    assert ours.shape == (40 * 40, outputs)

@@ -19,7 +19,7 @@ from mlp.data import gallery, load_sample
 from mlp.figures.classes import confusion_figure, probability_bars
 from mlp.figures.curves import compare_figure, epoch_curves_figure, live_curves_figure, lr_figure
 from mlp.figures.plane import MAX_SHADE, boundary_rgba, neurons_image, plane_view, toy_gallery
-from mlp.figures.style import for_presenter, png_data_uri
+from mlp.figures.style import RGB, for_presenter, png_data_uri
 from mlp.figures.tensors import spread_figure, tensor_heatmap
 from mlp.lessons.init_spread import activation_spread
 from mlp.lessons.mnist import MnistSettings
@@ -205,3 +205,17 @@ def test_every_figure_says_what_to_look_at_and_labels_its_axes(built):
             assert titled, f"{name} has no title saying what to look at"
             if name != "toy_gallery":  # a gallery of shapes: no axes to read
                 assert any(a.title.text for a in fig.select_xaxes()), f"{name}: x axis without a label"
+
+
+@pytest.mark.parametrize("classes", [2, 3, 8])
+def test_each_cell_takes_the_colour_of_its_most_likely_class_as_argmax_picks_it(classes):
+    rng = np.random.default_rng(classes)
+    probs = rng.dirichlet(np.ones(classes), size=(30, 30)).astype(np.float32)
+    probs[0, :5] = 1 / classes  # ties: the first class wins, as with argmax
+    columns = np.ascontiguousarray(probs.reshape(-1, classes).T)  # the plane's layout: a class a row
+    for layout in (probs, columns.T.reshape(30, 30, classes)):
+        rgba = boundary_rgba(layout)
+        np.testing.assert_array_equal(rgba[..., :3], RGB[probs.argmax(-1)].astype(np.uint8))
+        confidence = (probs.max(-1) - 1 / classes) / (1 - 1 / classes)
+        expected = (255 * MAX_SHADE * np.clip(confidence, 0, 1) ** 0.7).astype(np.uint8)
+        np.testing.assert_array_equal(rgba[..., 3], expected)

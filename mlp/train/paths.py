@@ -59,6 +59,17 @@ def path_problem(model: nn.Module, cfg: TrainConfig, device: torch.device, batch
     return None
 
 
+def numpy_inference(model: nn.Module) -> bool:
+    """Whether numpy_outputs can run this model: an mlp.model.MLP with float32 weights on the CPU
+    (in eval mode its dropout is off, so a run with dropout qualifies too)."""
+    params = list(model.parameters())
+    return (
+        hasattr(model, "layers")
+        and getattr(model, "config", None) is not None
+        and all(p.device.type == "cpu" and p.dtype == torch.float32 for p in params)
+    )
+
+
 class TorchPath:
     """Today's step: autograd (or mlp.manual) fills .grad, torch clips, the stepper updates."""
 
