@@ -18,6 +18,7 @@ from dataclasses import replace
 
 from bench.timing import measure, table
 from mlp.data import make_2d
+from mlp.device import one_blas_thread
 from mlp.lessons.playground import Settings, make_points
 from mlp.model import MLP
 from mlp.runs.playground import Playground
@@ -84,6 +85,7 @@ def crossover(rounds: int, steps: int) -> list[tuple[str, ...]]:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
+    one_blas_thread()  # as the app's server runs (app.py): every frame on one thread
     parser = argparse.ArgumentParser(prog="python -m bench.fast_path", description=__doc__.split(".")[0])
     parser.add_argument("--rounds", type=int, default=15, help="rounds, the contenders interleaved (15)")
     parser.add_argument("--number", type=int, default=20, help="calls of 10 steps per round (20)")

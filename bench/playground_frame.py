@@ -33,6 +33,7 @@ from starlette.responses import JSONResponse
 
 from bench.timing import measure, table
 from mlp.data import make_2d
+from mlp.device import one_blas_thread
 from mlp.figures.plane import boundary_image
 from mlp.lessons.playground import Settings, make_points
 from mlp.model import MLP
@@ -200,6 +201,7 @@ def engine_speed(steps: int = 300, rounds: int = 7) -> list[tuple[str, ...]]:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
+    one_blas_thread()  # as the app's server runs (app.py): every frame on one thread
     parser = argparse.ArgumentParser(
         prog="python -m bench.playground_frame", description=__doc__.split(".")[0]
     )
