@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import os
 import statistics
 import threading
@@ -172,6 +173,7 @@ def measure(
         elapsed = time.perf_counter() - start
         fps = sorted(page.evaluate("window.__frames") / elapsed for page in players)
     server_cpu = (cpu_seconds(pid) - server_cpu) / elapsed
+    frames = sum(fps) * elapsed
     busy2, total2 = machine_busy()
     pause_seconds = []
     for page in players:  # a click must still land: Pause, timed until the page shows Play
@@ -193,6 +195,8 @@ def measure(
         "pause max s": max(pause_seconds) if pause_seconds else float("nan"),
         "rss peak MB": max(probe.rss),
         "server cpu %": 100 * server_cpu,
+        # All in: the frames, the panels' reruns, clicks, health checks (and MNIST runs, if any).
+        "server ms a frame": 1000 * server_cpu * elapsed / frames if frames else float("nan"),
         "machine cpu %": 100 * (busy2 - busy) / (total2 - total) * os.cpu_count(),
     }
 
@@ -321,6 +325,7 @@ COLUMNS = (
     ("rss peak MB", "RSS peak", "{:.0f} MB"),
     ("server cpu %", "server CPU", "{:.0f}%"),
     ("machine cpu %", "machine CPU", "{:.0f}%"),
+    ("server ms a frame", "server CPU a frame", "{:.1f} ms"),
 )
 
 
@@ -332,11 +337,26 @@ def report(rows: list[dict[str, float]], memory: dict[str, float]) -> str:
         f"{memory['rss after MB']:.0f} MB after every session closed; "
         f"an MNIST run ({memory['mnist epochs']} epochs, the sample) alone: {memory['mnist alone s']:.1f} s"
     )
+    playing = [row for row in rows if row["sessions"] and math.isfinite(row["server ms a frame"])]
+    if playing:
+        row = max(playing, key=lambda r: r["sessions"])
+        lines.append(replica_capacity(row["server ms a frame"], row["sessions"]))
     if memory["churn MB"]:
         steps = ", ".join(f"{mb:.0f}" for mb in memory["churn MB"])
         batch = memory["churn batch"]
         lines.append(f"server RSS (MB) after each {batch} more visitors came, played and left: {steps}")
     return "\n".join(lines)
+
+
+def replica_capacity(ms_a_frame: float, sessions: int) -> str:
+    """Frames a second one replica delivers with its visitors' browsers elsewhere, derived from
+    the server's CPU per frame delivered (all in): a replica is one interpreter lock, one core."""
+    per_second = 1000 / ms_a_frame
+    return (
+        f"one replica (one core of Python), its browsers elsewhere: 1000 ms / {ms_a_frame:.1f} ms of "
+        f"server CPU a frame (all in, at K = {sessions}) = {per_second:.0f} frames/s: "
+        f"{per_second / 2:.0f} visitors at 2 frames/s, {per_second / 10:.0f} at 10"
+    )
 
 
 def arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:

@@ -98,7 +98,7 @@ def test_load_parses_its_arguments_and_reports():
 
     assert arguments([]).sessions == [1, 8, 16]
     assert arguments(["--sessions", "2", "4"]).sessions == [2, 4]
-    row = {key: 1.0 for key, _, _ in COLUMNS} | {"sessions": 8}
+    row = {key: 1.0 for key, _, _ in COLUMNS} | {"sessions": 8, "server ms a frame": 12.5}
     memory = {
         "rss start MB": 300.0,
         "rss peak MB": 500.0,
@@ -110,6 +110,7 @@ def test_load_parses_its_arguments_and_reports():
     }
     text = report([row], memory)
     assert "frames/s min" in text and "300 MB at start" in text and "after each 5 more visitors" in text
+    assert "= 80 frames/s: 40 visitors at 2 frames/s, 8 at 10" in text  # 1000 ms / 12.5 ms a frame
 
 
 def test_server_memory_parses_its_arguments_and_reports():
