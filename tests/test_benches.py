@@ -35,6 +35,8 @@ SMOKE = {  # bench -> its tiny arguments, and what its output must say
             "whole frame through the route",
             "baseline / this project's parts",
             "target: a default frame",
+            "target: its grid and numbers",
+            "capacity, frames alone",
             "vs notes",
         ],
     ),
