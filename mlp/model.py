@@ -167,14 +167,14 @@ class MLP(nn.Module):
         """Logits (N, d_out) for inputs (N, d_in)."""
         # Written for the hot loop: slicing a ModuleList builds a new one, and a module call
         # (its hooks machinery) costs about as much as a small matmul, so F.linear it is.
-        *hidden, (W, b) = self._weights()
+        *hidden, (W, b) = self.linears()
         for W_h, b_h in hidden:
             x = self._act(F.linear(x, W_h, b_h))
             if self._has_dropout and self.training:
                 x = self._dropout(x)
         return F.linear(x, W, b)
 
-    def _weights(self) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    def linears(self) -> list[tuple[torch.Tensor, torch.Tensor]]:
         """[(weight, bias)] of each layer; looked up through nn.Module once, not every step."""
         if self._linear is None:
             self._linear = [(layer.weight, layer.bias) for layer in self.layers]

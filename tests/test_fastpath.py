@@ -2,8 +2,8 @@
 
 The oracle is the torch path (fast_path=False: autograd, clip_grad_norm_, torch.optim's kernels):
 over a run, both give the same history and the same weights within float32 tolerance, for every
-activation, optimizer, schedule, clipping, weight decay, L1, L2, both losses, full batch and
-minibatches. Anything the NumPy path can't take falls back to torch, with the reason kept.
+activation, optimizer, schedule, clipping, weight decay, L1, L2, dropout, both losses, full batch
+and minibatches. Anything the NumPy path can't take falls back to torch, with the reason kept.
 """
 
 from dataclasses import replace
@@ -14,8 +14,8 @@ import torch
 
 from mlp.data import make_2d, split
 from mlp.model import ACTIVATIONS, MLP
-from mlp.train import OPTIMIZERS, TrainConfig, Trainer, fit, numpy_path, predict_outputs, predict_proba
-from mlp.train.numpy_path import numpy_outputs
+from mlp.train import OPTIMIZERS, TrainConfig, Trainer, columns, fit, predict_outputs, predict_proba
+from mlp.train.columns import numpy_outputs
 from mlp.train.paths import (
     MAX_MULTIPLY_ADDS,
     describe_path,
@@ -35,12 +35,12 @@ def data(n=240, classes=3, regress=False, seed=0):
     return split(X, y, 0.2, seed=seed)
 
 
-def both_paths(cfg, activation="relu", hidden=(16, 16), regress=False, steps=60):
+def both_paths(cfg, activation="relu", hidden=(16, 16), regress=False, steps=60, dropout=0.0):
     """(numpy trainer, torch trainer) after `steps` steps each from the same initial weights."""
     train, val = data(regress=regress)
     trainers = []
     for fast in (True, False):
-        model = MLP(2, list(hidden), 1 if regress else 3, activation, seed=3)
+        model = MLP(2, list(hidden), 1 if regress else 3, activation, dropout=dropout, seed=3)
         trainer = Trainer(model, train, val, replace(cfg, fast_path=fast, device="cpu", epochs=1000))
         trainer.run_steps(steps)
         trainers.append(trainer)
@@ -92,6 +92,16 @@ def test_the_mse_loss_of_a_regression_matches(batch_size, optimizer):
     assert_same_run(*both_paths(cfg, "gelu", regress=True))
 
 
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+@pytest.mark.parametrize("batch_size", [48, 1000])
+def test_dropout_draws_autograds_masks_and_trains_as_autograd_does(activation, batch_size):
+    cfg = TrainConfig(optimizer="adam", lr=0.01, batch_size=batch_size)
+    fast, slow = both_paths(cfg, activation, hidden=(16, 8, 12), dropout=0.3)
+    assert_same_run(fast, slow)
+    # The masks came from each run's own generator, in the same order: both are at the same draw
+    assert torch.equal(fast.model.generator.get_state(), slow.model.generator.get_state())
+
+
 def test_a_deeper_net_and_the_sgd_first_momentum_step_match():
     cfg = TrainConfig(optimizer="momentum", lr=0.05, batch_size=100, weight_decay=0.001)
     assert_same_run(*both_paths(cfg, "leaky_relu", hidden=(8, 24, 8, 4)))
@@ -113,7 +123,6 @@ def test_fit_takes_the_numpy_path_by_itself_and_the_torch_path_can_take_over():
 @pytest.mark.parametrize(
     "model, cfg, device, reason",
     [
-        (MLP(2, [16], 3, dropout=0.2), TrainConfig(), "cpu", "dropout"),
         (MLP(2, [16], 3), TrainConfig(), "cuda", "CUDA"),
         (MLP(2, [16], 3), TrainConfig(), "mps", "MPS"),
         (MLP(784, [512, 512], 10), TrainConfig(batch_size=128), "cpu", "multiply-adds"),
@@ -129,9 +138,12 @@ def test_what_the_numpy_path_cannot_take_falls_back_to_torch_with_its_reason(mod
     assert problem is not None and reason in problem
 
 
-def test_the_size_bound_is_the_playground_default_well_inside_it():
+def test_the_size_bound_takes_the_playground_default_and_mnists():
     assert multiply_adds([2, 32, 32, 3], 480) * 4 < MAX_MULTIPLY_ADDS
     assert path_problem(MLP(2, [32, 32], 3), TrainConfig(), torch.device("cpu"), 480) is None
+    mnist = MLP(784, [128], 10)  # the MNIST page's default network, at its batch sizes
+    assert all(path_problem(mnist, TrainConfig(), torch.device("cpu"), b) is None for b in (64, 128))
+    assert path_problem(MLP(2, [32, 32], 3, dropout=0.2), TrainConfig(), torch.device("cpu"), 480) is None
 
 
 def test_comparing_engines_trains_the_autograd_side_with_autograd_itself():
@@ -195,7 +207,7 @@ def test_a_result_of_numpy_outputs_is_its_own_even_when_the_buffers_are_busy():
     kept = numpy_outputs(model, x)
     numpy_outputs(other, x)  # the same buffers, other numbers
     np.testing.assert_array_equal(kept, first)
-    with numpy_path._lender.lend():  # another thread's frame holds them: fresh arrays, same numbers
+    with columns._lender.lend():  # another thread's frame holds them: fresh arrays, same numbers
         np.testing.assert_array_equal(numpy_outputs(model, x), first)
 
 

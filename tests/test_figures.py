@@ -2,6 +2,7 @@
 
 import base64
 import inspect
+import io
 import json
 import struct
 import zlib
@@ -18,7 +19,18 @@ import mlp.figures.tensors
 from mlp.data import gallery, load_sample
 from mlp.figures.classes import confusion_figure, probability_bars
 from mlp.figures.curves import compare_figure, epoch_curves_figure, live_curves_figure, lr_figure
-from mlp.figures.plane import MAX_SHADE, boundary_rgba, neurons_image, plane_view, toy_gallery
+from mlp.figures.plane import (
+    MAX_SHADE,
+    SHADE_LEVELS,
+    Shade,
+    boundary_image,
+    boundary_rgba,
+    neurons_image,
+    plane_view,
+    shade_png,
+    toy_gallery,
+    value_rgba,
+)
 from mlp.figures.style import RGB, for_presenter, png_data_uri
 from mlp.figures.tensors import spread_figure, tensor_heatmap
 from mlp.lessons.init_spread import activation_spread
@@ -219,3 +231,31 @@ def test_each_cell_takes_the_colour_of_its_most_likely_class_as_argmax_picks_it(
         confidence = (probs.max(-1) - 1 / classes) / (1 - 1 / classes)
         expected = (255 * MAX_SHADE * np.clip(confidence, 0, 1) ** 0.7).astype(np.uint8)
         np.testing.assert_array_equal(rgba[..., 3], expected)
+
+
+def decoded(uri: str) -> np.ndarray:
+    from PIL import Image
+
+    return np.asarray(Image.open(io.BytesIO(base64.b64decode(uri.split(",", 1)[1]))).convert("RGBA"))
+
+
+@pytest.mark.parametrize("preset", ["spiral", "blobs", "xor"])
+@pytest.mark.parametrize("discrete", [False, True])
+def test_a_frames_palette_image_is_the_boundary_shading_in_steps(preset, discrete):
+    run = current_run(None, PRESETS[preset])
+    run.run(30)
+    expected = boundary_rgba(run.grid_probs(), discrete)[::-1]  # PNG rows top first
+    shade = run.grid_shade()
+    image = decoded(shade_png(shade, run.points.classes, discrete))
+    assert image.shape == expected.shape
+    assert (image[..., :3] == expected[..., :3]).all(axis=-1).mean() > 0.999  # ties may round apart
+    step = 255 * MAX_SHADE / (SHADE_LEVELS - 1)  # one opacity step
+    assert np.abs(image[..., 3].astype(int) - expected[..., 3]).max() <= step  # within a step of it
+    assert len(shade_png(shade, run.points.classes, discrete)) < len(boundary_image(run.grid_probs()))
+
+
+@pytest.mark.parametrize("discrete", [False, True])
+def test_a_regressions_palette_image_is_its_value_shading(discrete):
+    values = np.linspace(-1.5, 1.5, 30 * 30, dtype=np.float32)
+    image = decoded(shade_png(Shade(30, values=values), 1, discrete))
+    assert (image == value_rgba(values.reshape(30, 30, 1), discrete)[::-1]).all()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
@@ -21,6 +22,7 @@ from mlp.figures.style import (
     POSITIVE,
     RGB,
     base_layout,
+    palette_png_uri,
     png_data_uri,
 )
 
@@ -30,6 +32,7 @@ VALUE_STOPS = 21  # the points' colours along that scale: -1, -0.9, ..., 1
 NEUTRAL = np.array([150.0, 150.0, 150.0])  # a point of value 0: grey, legible on light and dark
 RGB8 = RGB.astype(np.uint8)  # the class colours as pixels
 VALUE_LEVELS = 32  # shades on each side of 0: the canvas smooths them; a 100² frame's PNG halves (~8 KB)
+SHADE_LEVELS = 32  # opacities of a class's region in a frame: 8 classes × 32 fill a PNG palette's 256
 
 
 class LabelledPoints(Protocol):
@@ -77,6 +80,55 @@ def value_rgba(values: np.ndarray, discrete: bool = False) -> np.ndarray:
     return rgba
 
 
+@dataclass(frozen=True)
+class Shade:
+    """What a frame of the plane shades, cell by cell over a res × res lattice (row-major from
+    the bottom): each cell's winning class and its probability, or a regression's value."""
+
+    res: int
+    winner: np.ndarray | None = None  # (res², ) uint8: the class a cell is coloured by
+    top: np.ndarray | None = None  # (res², ) float32: that class's probability
+    values: np.ndarray | None = None  # (res², ) float32: a regression's output, instead
+
+
+def _class_palette() -> np.ndarray:
+    """Entry 32·c + l: class c's colour at the l-th of SHADE_LEVELS opacities, up to MAX_SHADE."""
+    alpha = np.round(255 * MAX_SHADE * np.arange(SHADE_LEVELS) / (SHADE_LEVELS - 1))
+    return np.array([[*RGB8[c], a] for c in range(len(RGB8)) for a in alpha], dtype=np.uint8)
+
+
+def _value_palette() -> np.ndarray:
+    """Entry i: the value (i - VALUE_LEVELS) / VALUE_LEVELS of the scale, as value_rgba shades it."""
+    values = (np.arange(2 * VALUE_LEVELS + 1) - VALUE_LEVELS) / VALUE_LEVELS
+    return value_rgba(values[:, None, None]).reshape(-1, 4)
+
+
+# A confidence in 256 steps -> its opacity level: (confidence ** 0.7) as boundary_rgba shades it
+_LEVEL_OF = np.round((np.arange(256) / 255) ** 0.7 * (SHADE_LEVELS - 1)).astype(np.uint8)
+
+
+def shade_png(shade: Shade, classes: int, discrete: bool = False) -> str:
+    """A frame's shading as a palette PNG data URI (a byte a cell: ~4x faster to encode than
+    boundary_image's RGBA, and lighter): the colours of boundary_rgba (its opacities in
+    SHADE_LEVELS steps) or value_rgba. `discrete` as theirs."""
+    if shade.values is not None:
+        t = np.clip(shade.values / VALUE_RANGE, -1, 1)
+        level = np.sign(t) * VALUE_LEVELS if discrete else np.round(t * VALUE_LEVELS)  # -32 ... 32
+        index = (level + VALUE_LEVELS).astype(np.uint8)
+        palette = _VALUE_PALETTE
+    else:
+        assert shade.winner is not None and shade.top is not None
+        if discrete:
+            level = np.uint8(SHADE_LEVELS - 1)
+        else:  # confidence (top - 1/K) / (1 - 1/K): 0 at a coin toss, 1 when certain; in 256 steps
+            scale = 255 / (1 - 1 / classes)
+            steps = np.clip(shade.top * F32(scale) + F32(0.5 - scale / classes), 0, 255).astype(np.uint8)
+            level = _LEVEL_OF.take(steps)
+        index = shade.winner % len(RGB8) * np.uint8(SHADE_LEVELS) + level
+        palette = _CLASS_PALETTE
+    return palette_png_uri(index.reshape(shade.res, shade.res)[::-1], palette)  # PNG rows run top first
+
+
 def value_colors(stops: int = VALUE_STOPS) -> list[str]:
     """The points' colours for values from -VALUE_RANGE to +VALUE_RANGE in `stops` even steps:
     blue, through grey at 0, to orange (the plane's shading, opaque)."""
@@ -98,6 +150,10 @@ def nice_ticks(lo: float, hi: float, target: int = 5) -> list[float]:
     step = next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw)
     first = math.ceil(lo / step) * step
     return [round(first + i * step, 10) for i in range(int((hi - first) / step + 1e-9) + 1)]
+
+
+_CLASS_PALETTE, _VALUE_PALETTE = _class_palette(), _value_palette()
+F32 = np.float32
 
 
 def boundary_image(probs: np.ndarray, discrete: bool = False) -> str:

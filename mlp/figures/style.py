@@ -76,16 +76,34 @@ def for_presenter(fig: go.Figure, size: int = PRESENTER_FONT_PX) -> go.Figure:
 def png_data_uri(rgba: np.ndarray) -> str:
     """An (H, W, 4) uint8 image as a data: URI holding a PNG (written here: zlib, no extra deps)."""
     height, width, _ = rgba.shape
-    raw = b"".join(b"\x00" + row.tobytes() for row in np.ascontiguousarray(rgba, dtype=np.uint8))
+    rows = np.zeros((height, 1 + 4 * width), dtype=np.uint8)  # each row: filter type 0, then its pixels
+    rows[:, 1:] = np.ascontiguousarray(rgba, dtype=np.uint8).reshape(height, -1)
+    header = struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0)  # 8-bit RGBA
+    return _png_uri([(b"IHDR", header), (b"IDAT", zlib.compress(rows.tobytes(), 1))])
 
+
+def palette_png_uri(indices: np.ndarray, palette: np.ndarray) -> str:
+    """An (H, W) uint8 image of indices into `palette` (n, 4) RGBA colours, n ≤ 256, as a PNG
+    data: URI: a byte a pixel instead of four, so a plane's frame encodes ~4x faster and
+    weighs less than an RGBA PNG of the same pixels."""
+    height, width = indices.shape
+    rows = np.zeros((height, 1 + width), dtype=np.uint8)  # each row: filter type 0, then its pixels
+    rows[:, 1:] = indices
+    header = struct.pack(">IIBBBBB", width, height, 8, 3, 0, 0, 0)  # 8-bit indices into a palette
+    colours = np.ascontiguousarray(palette, dtype=np.uint8)
+    return _png_uri(
+        [
+            (b"IHDR", header),
+            (b"PLTE", colours[:, :3].tobytes()),
+            (b"tRNS", colours[:, 3].tobytes()),  # each palette entry's alpha
+            (b"IDAT", zlib.compress(rows.tobytes(), 1)),
+        ]
+    )
+
+
+def _png_uri(chunks: list[tuple[bytes, bytes]]) -> str:
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
-    header = struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0)  # 8-bit RGBA
-    png = (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", header)
-        + chunk(b"IDAT", zlib.compress(raw, 1))
-        + chunk(b"IEND", b"")
-    )
+    png = b"\x89PNG\r\n\x1a\n" + b"".join(chunk(k, d) for k, d in [*chunks, (b"IEND", b"")])
     return "data:image/png;base64," + base64.b64encode(png).decode("ascii")

@@ -20,7 +20,8 @@ import torch
 from mlp.data import Points, UploadedPoints, points_csv, uploaded_points
 from mlp.data.edits import Edits, apply_edits
 from mlp.data.features import input_width, network_inputs, with_features
-from mlp.device import torch_threads
+from mlp.device import flush_denormals, torch_threads
+from mlp.figures.plane import Shade
 from mlp.io import architecture_json, model_to_bytes
 from mlp.lessons.playground import SMALL_NET_THREADS, Settings, make_points
 from mlp.links.format import loss_text
@@ -36,7 +37,7 @@ from mlp.train import (
     predict_outputs,
     predict_proba,
 )
-from mlp.train.numpy_path import numpy_outputs
+from mlp.train.columns import hidden_maxima, numpy_outputs, top_class
 from mlp.train.paths import numpy_inference, switch_path
 from mlp.train.penalty import penalty_of
 from mlp.train.trainer import new_data
@@ -84,7 +85,7 @@ class LiveFrame:
     """What a frame of a playing run shows, read in one go under the run's lock."""
 
     step: int
-    probs: np.ndarray  # over the plane, (res, res, K); a regression's values, (res, res, 1)
+    shade: Shade  # what the plane shades: each cell's top class and its probability, or its value
     metrics: list[tuple[str, str]]  # the numbers above the plane
     banner: str | None  # the kind of what the page must say ("error", "warning", "info"), if anything
     finished: bool  # the run ended (its length reached, or diverged): playing must stop
@@ -128,6 +129,7 @@ class Playground:
         self.comparing = False  # training a twin with the other engine (compare)
         self.trainer = self._new_trainer(self.model, settings)
         self.step_seconds = 0.0  # CPU time a step has taken (twin included), as last measured
+        self._train_columns: tuple[np.ndarray, np.ndarray] | None = None  # X_train, as float32 columns
 
     def _new_trainer(self, model: MLP, settings: Settings) -> Trainer:
         p = self.inputs
@@ -212,6 +214,13 @@ class Playground:
         return probs.reshape(self.grid.res, self.grid.res, -1)
 
     @locked
+    def grid_shade(self) -> Shade:
+        """What a frame shades over the plane: each cell's top class and its probability, or a
+        regression's value (cheaper than grid_probs: no (res, res, K) probabilities made)."""
+        with torch_threads(SMALL_NET_THREADS), flush_denormals():
+            return plane_shade(self.model, self.grid, self.points.task, self.settings.dropout > 0)
+
+    @locked
     @torch.inference_mode()
     def neuron_maps(self, layers: int = 2, max_units: int = 32) -> list[np.ndarray]:
         """What each hidden unit of the first `layers` layers outputs over the plane: (units, r, r) each."""
@@ -229,9 +238,12 @@ class Playground:
         """
         if self.settings.activation != "relu":
             return []
-        with torch.inference_mode(), torch_threads(SMALL_NET_THREADS):
-            outputs = self.model.activations(torch.from_numpy(self.inputs.X_train))[:-1]
-        return [(i, int((a.amax(0) <= 0).sum()), a.shape[1]) for i, a in enumerate(outputs, 1)]  # ReLU ≥ 0
+        X = self.inputs.X_train
+        if self._train_columns is None or self._train_columns[0] is not X:
+            self._train_columns = (X, np.ascontiguousarray(X.T, dtype=np.float32))
+        with torch_threads(SMALL_NET_THREADS), flush_denormals():
+            maxima = unit_maxima(self.model, X, self._train_columns[1])
+        return [(i, int((m <= 0).sum()), len(m)) for i, m in enumerate(maxima, 1)]  # ReLU ≥ 0
 
     def mostly_dead(self, share: float = 0.9) -> list[tuple[int, int, int]]:
         """The hidden layers with at least `share` of their units dead."""
@@ -267,27 +279,13 @@ class Playground:
         """The plane's probabilities, the numbers and the banner's kind, all of one step."""
         t, banner = self.trainer, self.banner()
         kind = banner[0] if banner else None
-        return LiveFrame(t.step_count, self.grid_probs(), self.live_metrics(), kind, t.finished)
+        return LiveFrame(t.step_count, self.grid_shade(), self.live_metrics(), kind, t.finished)
 
     @locked
     def banner(self) -> tuple[str, str] | None:
         """What the page must say about the run, if anything: ("error" | "warning" | "info",
         Markdown), naming the cause the run shows (mlp.runs.diagnosis)."""
-        trainer, classes = self.trainer, self.points.classes
-        last = trainer.history.epochs[-1] if trainer.history.epochs else None
-        if trainer.status == "diverged":
-            return "error", diagnosis.diverged_text(trainer.message, trainer.guard.checked_step)
-        layers, dead = list(self.model.layers), self.mostly_dead()
-        gain = diagnosis.signal_gain(layers)  # tiny: units look dead (or the loss sits at chance) for that
-        if gain < diagnosis.FADED and (
-            dead or diagnosis.stalled(last and last.train_loss, trainer.epoch, classes)
-        ):
-            return "warning", diagnosis.faded_text(gain, len(layers) - 1, classes)
-        if dead:
-            return "warning", diagnosis.dead_text(dead, self.settings.activation)
-        if trainer.status == "done":
-            return "info", diagnosis.done_text(trainer.epoch)
-        return None
+        return run_banner(self)
 
     def downloads(self) -> list[tuple[str, Callable[[], bytes | str], str]]:
         """(button label, what makes the file, file name) for everything a run can be saved as."""
@@ -307,6 +305,24 @@ class Playground:
     def engine_gap(self) -> dict[str, float] | None:
         """How far apart the two engines are: largest loss and weight differences so far."""
         return None if self.twin is None else trainers_gap(self.trainer, self.twin)
+
+
+def run_banner(run: Playground) -> tuple[str, str] | None:
+    """Playground.banner's answer (the caller holds the run's lock)."""
+    trainer, classes = run.trainer, run.points.classes
+    last = trainer.history.epochs[-1] if trainer.history.epochs else None
+    if trainer.status == "diverged":
+        return "error", diagnosis.diverged_text(trainer.message, trainer.guard.checked_step)
+    layers, dead = list(run.model.layers), run.mostly_dead()
+    if dead or diagnosis.stalled(last and last.train_loss, trainer.epoch, classes):
+        gain = diagnosis.signal_gain(layers)  # tiny: units look dead (or the loss sits at chance) for that
+        if gain < diagnosis.FADED:
+            return "warning", diagnosis.faded_text(gain, len(layers) - 1, classes)
+    if dead:
+        return "warning", diagnosis.dead_text(dead, run.settings.activation)
+    if trainer.status == "done":
+        return "info", diagnosis.done_text(trainer.epoch)
+    return None
 
 
 def trainers_gap(one: Trainer, other: Trainer) -> dict[str, float]:
@@ -384,6 +400,32 @@ def plane_outputs(model: MLP, grid: PlaneGrid, task: str, set_eval: bool) -> np.
         return numpy_outputs(model, grid.columns, softmax=task != "regress")
     predict = predict_outputs if task == "regress" else predict_proba
     return predict(model, grid.inputs, set_eval=set_eval).cpu().numpy()
+
+
+def plane_shade(model: MLP, grid: PlaneGrid, task: str, set_eval: bool) -> Shade:
+    """What the plane shades: each cell's top class and its probability, or a regression's value."""
+    z = plane_columns(model, grid, set_eval)  # (K, res²)
+    if task == "regress":
+        return Shade(grid.res, values=z[0])
+    winner, top = top_class(z)
+    return Shade(grid.res, winner, top)
+
+
+def unit_maxima(model: MLP, X: np.ndarray, columns: np.ndarray) -> list[np.ndarray]:
+    """Each hidden unit's largest output over the points X (N, d_in), layer by layer; `columns`:
+    X as float32 columns (d_in, N), for the NumPy pass a CPU float32 MLP takes (every frame)."""
+    if numpy_inference(model):
+        return hidden_maxima(model, columns)
+    with torch.inference_mode():
+        return [a.amax(0).cpu().numpy() for a in model.activations(torch.from_numpy(X))[:-1]]
+
+
+def plane_columns(model: MLP, grid: PlaneGrid, set_eval: bool) -> np.ndarray:
+    """The network's outputs over the grid as columns (d_out, N): logits, or a regression's values;
+    in NumPy for a CPU float32 MLP, as plane_outputs."""
+    if numpy_inference(model):
+        return numpy_outputs(model, grid.columns, columns=True)
+    return predict_outputs(model, grid.inputs, set_eval=set_eval).cpu().numpy().T
 
 
 def lockstep(

@@ -26,6 +26,7 @@ class RunningTotals:
         self.loss = torch.zeros((), device=self.device, dtype=torch.float64)
         self.correct = torch.zeros((), device=self.device, dtype=torch.int64)
         self.host = [0.0, 0]  # (sum of losses, correct) counted on the host: add_counts's, no dispatch
+        self.on_device = False  # whether add() has counted anything on the device (else read() syncs nothing)
         self.seen = 0
         self.classes = 0  # the logits' width, once a batch has been seen
         self.regress = False  # real-valued labels: no accuracy to count (it reads NaN)
@@ -34,6 +35,7 @@ class RunningTotals:
     @torch.no_grad()
     def add(self, loss: torch.Tensor, logits: torch.Tensor, yb: torch.Tensor) -> None:
         """One batch's mean loss and predictions; stays on the device (no .item() per step)."""
+        self.on_device = True
         self.loss.add_(loss, alpha=len(yb))
         self.regress = yb.is_floating_point()
         if not self.regress:
@@ -52,6 +54,8 @@ class RunningTotals:
 
     def read(self) -> Totals:
         """The totals on the host: the one sync of a report or an epoch's end."""
+        if not self.on_device:
+            return self.host[0], self.host[1], self.seen
         return self.loss.item() + self.host[0], int(self.correct.item()) + self.host[1], self.seen
 
     def since(self, mark: str, totals: Totals) -> tuple[float, float, int]:

@@ -22,13 +22,14 @@ from mlp.train.numpy_path import NumpyPath
 
 Trainer = Any  # mlp.train.trainer.Trainer, which imports this module: what a path reads of it
 
-# Up to this many multiply-adds per step (batch × Σ n_in·n_out) NumPy clearly wins: torch's
-# per-operation dispatch is most of a small step. Measured with bench.fast_path on the shared
-# 2-core CPU (torch ms / NumPy ms per full-batch step, two runs): 2-32-32-3 × 480 (0.57 M) 2.2-2.6x,
-# 2-64-64-3 × 480 (2.1 M) 1.7x, 2-128-128-3 × 480 (8.2 M) 1.2-1.3x, 784-64-10 × 128 (6.5 M)
-# 0.8-0.9x, 784-128-10 × 128 (13 M) 0.8-1.4x: past a few million, which one wins is within the
-# machine's noise, so larger nets keep torch's path (and its thread tuning).
-MAX_MULTIPLY_ADDS = 4_000_000
+# Up to this many multiply-adds per step (batch × Σ n_in·n_out) NumPy wins: torch's per-operation
+# dispatch (and its batch gathering and uint8 conversion) is most of a small step. Measured with
+# bench.fast_path on the shared 2-core CPU, one thread each (torch ms / NumPy ms per step):
+# 2-32-32-3 × 480 (0.57 M) 3.1x, 2-64-64-3 × 480 (2.1 M) 2.1x, 2-128-128-3 × 480 (8.2 M) 1.3x,
+# MNIST's 784-128-10 × 64 (6.5 M) 1.5x and × 128 (13 M) 1.3x; 784-256-10 × 128 (26 M) 1.07x,
+# 784-256-256-10 × 128 (34 M) 0.94x, 784-512-10 × 128 (52 M) 0.86x. Past ~25 M the matrix products
+# are the step and torch's own kernels (and its thread tuning) win, so larger nets keep its path.
+MAX_MULTIPLY_ADDS = 16_000_000
 NUMPY_PATH, TORCH_PATH = NumpyPath.name, "torch"
 
 
@@ -52,22 +53,18 @@ def path_problem(model: nn.Module, cfg: TrainConfig, device: torch.device, batch
         return "the NumPy path steps float32 weights only"
     if cfg.amp or cfg.compile:
         return "mixed precision and torch.compile are torch's"
-    if config.dropout > 0:
-        return "dropout draws its masks from PyTorch's generator"
     if multiply_adds(config.widths, batch_size) > MAX_MULTIPLY_ADDS:
-        return "past a few million multiply-adds a step, NumPy's lead is lost in the noise"
+        return f"past {MAX_MULTIPLY_ADDS / 1e6:g} M multiply-adds a step, torch's matrix products win"
     return None
 
 
 def numpy_inference(model: nn.Module) -> bool:
     """Whether numpy_outputs can run this model: an mlp.model.MLP with float32 weights on the CPU
-    (in eval mode its dropout is off, so a run with dropout qualifies too)."""
-    params = list(model.parameters())
-    return (
-        hasattr(model, "layers")
-        and getattr(model, "config", None) is not None
-        and all(p.device.type == "cpu" and p.dtype == torch.float32 for p in params)
-    )
+    (in eval mode its dropout is off, so a run with dropout qualifies too). Asked every frame:
+    its layers' parameters are looked at, not model.parameters()'s walk of every module."""
+    if getattr(model, "config", None) is None or not hasattr(model, "linears"):
+        return False
+    return all(p.device.type == "cpu" and p.dtype == torch.float32 for pair in model.linears() for p in pair)
 
 
 class TorchPath:

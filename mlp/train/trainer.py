@@ -18,7 +18,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from mlp.device import DeviceInfo, pick_device, synchronize
+from mlp.device import DeviceInfo, flush_denormals, pick_device, synchronize
 from mlp.train.batches import Batches
 from mlp.train.config import TrainConfig
 from mlp.train.gradients import check_engine, make_gradients
@@ -149,7 +149,7 @@ class Trainer:
             self.model.train()
         n = min(n, self.total_steps - self.step_count)
         self.clock.start()
-        with self.tuner.scope():
+        with self.tuner.scope(), flush_denormals():
             probe = min(10, max(2, self.steps_per_epoch // 20))
             stopped, n = self.tuner.tune(n, probe, lambda: self._one_step(callback))
             for _ in range(n):

@@ -39,7 +39,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from mlp.figures.network import unit_image
-from mlp.figures.plane import boundary_image
+from mlp.figures.plane import shade_png
 from mlp.links.format import FrameRate
 from mlp.runs.playground import Playground
 from mlp.runs.units import Unit, plane_caption, unit_name, unit_plane
@@ -167,12 +167,14 @@ class Stream:
             self.playing = False
         self.seq += 1
         focus = self.focus if self.focus is not None and unit_name(run, self.focus) else None
-        discrete = run.settings.discretize
+        discrete, classes = run.settings.discretize, run.points.classes
         frame = {
             "seq": self.seq,
             "step": live.step,
             # A unit on the plane: its own map, at the plane's resolution (one more forward pass).
-            "image": unit_image(unit_plane(run, focus)) if focus else boundary_image(live.probs, discrete),
+            "image": unit_image(unit_plane(run, focus))
+            if focus
+            else shade_png(live.shade, classes, discrete),
             "discrete": discrete,
             "focus": "{},{}".format(*focus) if focus else "",
             "view": plane_caption(run, focus) if focus else "",
