@@ -34,7 +34,7 @@ from starlette.responses import JSONResponse
 from bench.timing import measure, table
 from mlp.data import make_2d
 from mlp.device import one_blas_thread
-from mlp.figures.plane import boundary_image
+from mlp.figures.plane import shade_png
 from mlp.lessons.playground import Settings, make_points
 from mlp.model import MLP
 from mlp.runs.playground import Playground
@@ -66,11 +66,11 @@ def frame_parts(run: Playground, speed: int) -> tuple[dict[str, tuple[float, flo
     lap = Laps()
     run.run(speed, budget=FRAME_BUDGET)
     lap(f"training ({speed} steps)")
-    probs = run.grid_probs()
-    lap(f"grid prediction ({probs.shape[0]}×{probs.shape[1]})")
+    shade = run.grid_shade()
+    lap(f"grid prediction ({shade.res}×{shade.res})")
     metrics, banner = run.live_metrics(), run.banner()
     lap("metrics + banner")
-    image = boundary_image(probs)
+    image = shade_png(shade, run.points.classes, run.settings.discretize)
     lap("boundary PNG")
     frame = {
         "seq": 1,
