@@ -1,6 +1,7 @@
 """pages/ui/frames.py: the playground's frames over HTTP, one visitor's stream at a time."""
 
 import gc
+import itertools
 import threading
 import time
 from dataclasses import replace
@@ -17,7 +18,9 @@ from pages.ui.frames import (
     FRAME_BUDGET,
     GONE,
     LEASE_SECONDS,
+    MAX_FPS,
     PATH,
+    STEP_SECONDS,
     Stream,
     capped_note,
     frame_path,
@@ -35,9 +38,27 @@ def playing(settings: Settings = PRESETS["moons"], speed: int = 100) -> Stream:
     return stream
 
 
-def test_each_frame_trains_one_frames_steps_and_draws_them():
+@pytest.fixture
+def clock(monkeypatch) -> list[float]:
+    """The frames' clock, made by hand: [now]; a wait for a frame's slot moves it on."""
+    from pages.ui import frames
+
+    now = [1000.0]
+
+    def sleep(seconds: float) -> None:
+        now[0] += max(0.0, seconds)
+
+    monkeypatch.setattr(frames, "clock", lambda: now[0])
+    monkeypatch.setattr(frames, "sleep", sleep)
+    return now
+
+
+def test_each_frame_trains_one_frames_steps_and_draws_them(clock):
     stream = playing(speed=100)
-    answers = [serve_frame(stream.token) for _ in range(3)]
+    answers = []
+    for _ in range(3):  # a tab asking every 0.1 s (a busy server's pace): 10 steps a frame
+        clock[0] += STEP_SECONDS
+        answers.append(serve_frame(stream.token))
     assert [status for status, _ in answers] == [200] * 3
     frames = [body for _, body in answers]
     assert [f["step"] for f in frames] == [10, 20, 30]
@@ -54,18 +75,35 @@ def test_each_frame_trains_one_frames_steps_and_draws_them():
     assert frames[-1]["playing"] and not frames[-1]["finished"] and frames[-1]["banner"] is None
 
 
-def test_the_server_holds_a_stream_to_one_frame_every_frame_seconds(monkeypatch):
-    from pages.ui import frames
+@pytest.mark.parametrize(("speed", "apart"), [(100, 1 / MAX_FPS), (2000, 1 / MAX_FPS), (5, 0.2), (1, 1.0)])
+def test_the_server_holds_a_stream_to_its_pace(clock, speed, apart):
+    stream = playing(speed=speed)
+    # A replayer asking back to back waits its turn: slot after slot, MAX_FPS a second at most,
+    # and below MAX_FPS steps a second a frame a step
+    assert stream.frame_seconds == pytest.approx(apart)
+    assert [round(stream.reserve() / apart, 6) for _ in range(3)] == [0.0, 1.0, 2.0]
+    clock[0] += 10.0  # a tab that asks at its own pace never waits
+    assert stream.reserve() == 0.0
+    clock[0] += apart
+    assert stream.reserve() == 0.0
 
-    clock = [100.0]
-    monkeypatch.setattr(frames.time, "monotonic", lambda: clock[0])
-    stream = Stream("visitor")
-    # A replayer asking back to back waits its turn: slot after slot, FRAME_SECONDS apart.
-    assert [round(stream.reserve(), 6) for _ in range(3)] == [0.0, 0.1, 0.2]
-    clock[0] += 1.0  # a tab that asks at its own pace never waits
-    assert stream.reserve() == 0.0
-    clock[0] += frames.FRAME_SECONDS
-    assert stream.reserve() == 0.0
+
+def test_with_the_server_to_itself_a_visitor_gets_max_fps_at_their_speed(clock):
+    stream = playing(speed=100)
+    start, frames = clock[0], [serve_frame(stream.token)[1] for _ in range(MAX_FPS)]
+    assert clock[0] - start == pytest.approx((MAX_FPS - 1) / MAX_FPS)  # MAX_FPS frames in a second...
+    steps = [b["step"] - a["step"] for a, b in itertools.pairwise(frames)]
+    assert set(steps) <= {2, 3} and frames[-1]["step"] in (99, 100)  # ...at 100 steps a second
+
+
+@pytest.mark.parametrize("speed", [100, 2000])
+def test_a_busy_servers_frames_carry_no_more_steps_than_at_ten_a_second(clock, speed):
+    stream = playing(speed=speed)
+    for gap in (0.25, 1.0, 5.0):  # a frame's turn came late: its steps are capped, not piled up
+        before = stream.run.trainer.step_count
+        clock[0] += gap
+        serve_frame(stream.token)
+        assert stream.run.trainer.step_count - before <= frame_steps(speed) == speed * STEP_SECONDS
 
 
 def test_the_page_draws_its_frame_without_training():
@@ -83,16 +121,18 @@ def test_a_paused_stream_never_trains():
     assert stream.run.trainer.step_count == 0
 
 
-def test_the_end_of_a_run_stops_the_stream_and_says_so():
+def test_the_end_of_a_run_stops_the_stream_and_says_so(clock):
     stream = playing(QUICK, speed=60)
+    clock[0] += 0.1 - 1 / MAX_FPS  # the first frame's turn comes 0.1 s after Play: 6 steps
     _, first = serve_frame(stream.token)
+    clock[0] += 1.0
     _, last = serve_frame(stream.token)
     assert (first["step"], first["finished"]) == (6, False)
     assert (last["step"], last["finished"], last["playing"], last["banner"]) == (10, True, False, "info")
     assert serve_frame(stream.token) == (200, {"playing": False})  # no frame after the end
 
 
-def test_a_diverging_run_stops_with_its_banner():
+def test_a_diverging_run_stops_with_its_banner(clock):
     stream = playing(replace(PRESETS["moons"], optimizer="sgd", activation="leaky_relu", lr=10.0), speed=100)
     for _ in range(50):
         _, frame = serve_frame(stream.token)
@@ -150,7 +190,7 @@ def test_a_pause_heard_while_a_frame_waits_for_its_turn_ends_the_wait_without_tr
 
 
 @pytest.mark.parametrize("speed", [10, 70])
-def test_frames_add_up_to_the_same_run_as_step_clicks(speed):
+def test_frames_add_up_to_the_same_run_as_step_clicks(clock, speed):
     """The frames' steps are the run's steps: a link stepped the same number of times gives the
     same weights whichever way the steps were taken."""
     settings = replace(PRESETS["moons"], batch_size=16, dropout=0.3)
@@ -158,7 +198,8 @@ def test_frames_add_up_to_the_same_run_as_step_clicks(speed):
     for _ in range(5):
         serve_frame(stream.token)
     alone = current_run(None, settings)
-    alone.run(5 * speed // 10)  # steps a second, 10 frames a second
+    alone.run(stream.run.trainer.step_count)
+    assert alone.trainer.step_count > 0
     for a, b in zip(stream.run.model.parameters(), alone.model.parameters(), strict=True):
         assert a.equal(b)
 
@@ -195,9 +236,8 @@ def test_a_frame_trains_only_the_steps_that_fit_its_budget_and_the_plane_says_so
     steps = [f["step"] for f in frames]
     assert 0 < steps[0] < steps[1] < steps[2] < 200  # it moves, a few steps a frame
     assert stream.run.twin.step_count == stream.run.trainer.step_count  # in lockstep
-    took = steps[2] - steps[1]
-    assert frames[-1]["note"] == capped_note(took, 2000)
-    assert "50 ms" in frames[-1]["note"]
+    assert frames[-1]["note"].endswith(capped_note(1, 10, 2000).split(" of ", 1)[1])  # "… of 2,000 …"
+    assert "of 2,000 steps a second" in frames[-1]["note"] and "50 ms" in frames[-1]["note"]
     cpu = time.thread_time()
     stream.run.run(200, budget=FRAME_BUDGET)
     step = stream.run.step_seconds
@@ -205,18 +245,29 @@ def test_a_frame_trains_only_the_steps_that_fit_its_budget_and_the_plane_says_so
     assert time.thread_time() - cpu <= FRAME_BUDGET + 2 * step + 0.02
 
 
-@pytest.mark.parametrize(
-    ("speed", "steps"), [(1, [0] * 9 + [1, 1]), (5, [0, 1, 1, 2, 2, 3]), (30, [3, 6, 9])]
-)
-def test_a_slow_speed_takes_a_step_every_few_frames(speed, steps):
-    """Speed is steps a second at 10 frames a second: below 10, some frames draw without a step."""
+@pytest.mark.parametrize("speed", [1, 5, 30])
+def test_a_slow_speed_takes_a_frame_a_step_on_time(clock, speed):
+    """Below MAX_FPS steps a second every frame shows a new step, 1/speed s apart: no frame
+    draws what the last one drew."""
     stream = playing(QUICK, speed=speed)
-    assert [serve_frame(stream.token)[1]["step"] for _ in steps] == steps
+    start = clock[0]
+    assert [serve_frame(stream.token)[1]["step"] for _ in range(5)] == [1, 2, 3, 4, 5]
+    assert clock[0] - start == pytest.approx(4 / speed)
     assert frame_steps(speed) == max(1, speed // 10)
 
 
-def test_a_frame_that_fits_its_budget_takes_every_step_and_says_nothing():
+def test_a_frame_a_step_a_little_early_or_late_still_takes_its_step(clock):
+    stream = playing(QUICK, speed=5)
+    steps = []
+    for jitter in (0.0, -0.03, 0.04, -0.04, 0.0):  # each tab's request lands a little off the beat
+        clock[0] += 0.2 + jitter
+        steps.append(serve_frame(stream.token)[1]["step"])
+    assert steps == [1, 2, 3, 4, 5]
+
+
+def test_a_frame_that_fits_its_budget_takes_every_step_and_says_nothing(clock):
     stream = playing(speed=100)
+    clock[0] += STEP_SECONDS
     _, frame = serve_frame(stream.token)
     assert frame["step"] == 10 and frame["note"] is None
     stream.update(stream.run, 200, playing=True)
@@ -232,19 +283,24 @@ def test_the_budget_counts_the_twin_and_a_stop_ends_training_between_chunks():
     assert run.run(200, stop=lambda: True) >= 1  # a frame always moves, however asked
 
 
-def test_a_stream_whose_page_stopped_running_stops_playing():
+def test_a_stream_whose_page_stopped_running_stops_playing(clock):
     stream = playing()
-    assert serve_frame(stream.token)[1]["step"] == 10
-    assert LEASE_SECONDS - 1 < stream.lease - time.monotonic() <= LEASE_SECONDS  # the page just ran
-    stream.lease = time.monotonic() + 1
+
+    def frame() -> tuple[int, dict]:
+        clock[0] += STEP_SECONDS  # a frame every 0.1 s: 10 steps each
+        return serve_frame(stream.token)
+
+    assert frame()[1]["step"] == 10
+    assert LEASE_SECONDS - 1 < stream.lease - clock[0] <= LEASE_SECONDS  # the page just ran
+    stream.lease = clock[0] + 1
     stream.renew()  # a live panel ran: the tab is open
-    assert stream.lease - time.monotonic() > LEASE_SECONDS - 1
-    assert serve_frame(stream.token)[1]["step"] == 20
-    stream.lease = time.monotonic() - 0.001  # nothing from the page for LEASE_SECONDS: a closed tab
-    assert serve_frame(stream.token) == (200, {"playing": False})  # its token, replayed
+    assert stream.lease - clock[0] > LEASE_SECONDS - 1
+    assert frame()[1]["step"] == 20
+    stream.lease = clock[0] - 0.001  # nothing from the page for LEASE_SECONDS: a closed tab
+    assert frame() == (200, {"playing": False})  # its token, replayed
     assert not stream.playing and stream.run.trainer.step_count == 20
     stream.update(stream.run, 100, playing=True)  # the page's next run, if it is still open
-    assert serve_frame(stream.token)[1]["step"] == 30
+    assert frame()[1]["step"] == 30
 
 
 def test_a_pause_ends_a_frame_in_flight_at_its_next_chunk():
@@ -290,7 +346,7 @@ def test_a_unit_on_the_plane_is_its_map_in_every_frame_while_it_plays():
     assert shown["focus"] == "1,0" and shown["view"].startswith("Layer 1, unit 1: its output a")
     assert shown["image"] == unit_image(unit_plane(run, (1, 0))) != boundary["image"]
     status, frame = serve_frame(stream.token)  # the next frame, trained: still the unit's map
-    assert status == 200 and frame["focus"] == "1,0" and frame["step"] == 10
+    assert status == 200 and frame["focus"] == "1,0" and frame["step"] > 0
     assert frame["image"] == unit_image(unit_plane(run, (1, 0)))
     gone = stream.update(run, 100, playing=False, focus=(9, 0))  # a unit the network no longer has
     assert gone["focus"] == "" and gone["image"] != shown["image"]

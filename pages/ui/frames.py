@@ -9,8 +9,15 @@ JSON, one image decode and one canvas draw in the browser). The canvas asks for 
 only once it has drawn the last, and the line hands turns out fairly, so a busy server gives
 each visitor fewer frames, never a frozen page.
 
-What a visitor may take is the server's to enforce, not the canvas's: one frame every
-FRAME_SECONDS per stream, at most FRAME_BUDGET of CPU time training a frame (a bigger setup
+The pace: a frame as soon as there is something new to show, up to MAX_FPS a visitor (TF
+Playground animates at ~34): at the visitor's speed in steps a second, a frame every
+1/MAX_FPS s with the steps due since the last one, or below MAX_FPS steps a second, a frame a
+step. A frame never trains more than STEP_SECONDS of the speed's steps: when the server is busy
+each visitor gets fewer frames, fairly (mlp.train.turns), each carrying at most what a frame
+carried at 10 frames a second, so a class's pace falls no lower than it did then.
+
+What a visitor may take is the server's to enforce, not the canvas's: frames no closer than the
+pace allows per stream, at most FRAME_BUDGET of CPU time training a frame (a bigger setup
 takes fewer steps a frame, and the plane says so), turns shared by compute used
 (mlp.train.turns), and a stream plays only while its page is alive: each run of the page's
 script or of its live panels renews a lease of LEASE_SECONDS. A closed tab's panels stop, so
@@ -46,8 +53,8 @@ from mlp.runs.units import Unit, plane_caption, unit_name, unit_plane
 from mlp.train.turns import shared_turns
 
 PATH = "/api/playground/frame"  # under the server's base URL path, if it has one (frame_path)
-FRAME_SECONDS = 0.1  # a playing canvas asks for at most 10 frames a second
-FRAMES_A_SECOND = round(1 / FRAME_SECONDS)  # what a speed in steps a second is shared among
+MAX_FPS = 40  # frames a second a visitor gets at most, when the server has time
+STEP_SECONDS = 0.1  # a frame trains at most this many seconds of its speed's steps (10 frames a second's)
 FRAME_BUDGET = 0.05  # seconds of CPU time a frame's training may take; the default frame takes ~6 ms
 LEASE_SECONDS = 30.0  # a stream stops playing when its page has not run for this long
 FRAME_THREADS = 64  # frames waiting for their turn; their own pool, apart from Streamlit's file serving
@@ -57,6 +64,7 @@ BUSY = "One frame at a time."
 FAILED = "Training stopped: a frame failed on the server (its log has the details). Press Play to try again."
 
 _log = logging.getLogger(__name__)
+clock, sleep = time.monotonic, time.sleep  # the pace's clock, on its own (tests set it by hand)
 
 _streams: weakref.WeakValueDictionary[str, Stream] = weakref.WeakValueDictionary()
 _limiter: anyio.CapacityLimiter | None = None
@@ -79,7 +87,8 @@ class Stream:
         self.lock = threading.Lock()
         self.run: Playground | None = None
         self.speed = 1  # steps a second while playing
-        self._owed = 0  # in steps × frames a second: what slow speeds' frames have not taken yet
+        self._owed = 0.0  # steps due and not taken yet (a fraction of one, between frames)
+        self._trained_at = 0.0  # monotonic time of the last frame that trained (or of Play, a frame early)
         self.playing = False
         self.focus: Unit | None = None  # the unit the plane shows instead of the output, if any
         self.seq = 0  # frames made so far: the canvas draws only a newer one than it has
@@ -96,18 +105,21 @@ class Stream:
         (drawn without training)."""
         with self.lock:
             if (run, speed) != (self.run, self.speed):
-                self.note, self._owed = None, 0
+                self.note, self._owed = None, 0.0
+            started = playing and not self.playing
             self.run, self.speed, self.playing, self.focus = run, speed, playing, focus
+            if started:  # the first frame trains the steps due since Play, at least a frame's
+                self._trained_at = clock() - self.frame_seconds
             self.renew()
             return self._frame(train=False)
 
     def renew(self) -> None:
         """The page ran (its script, or a live panel): it is alive, its frames may go on."""
-        self.lease = time.monotonic() + LEASE_SECONDS
+        self.lease = clock() + LEASE_SECONDS
 
     @property
     def alive(self) -> bool:
-        return time.monotonic() < self.lease
+        return clock() < self.lease
 
     def pause(self) -> None:
         """No frame trains after this returns; a frame training now ends at its next chunk."""
@@ -115,14 +127,30 @@ class Stream:
         with self.lock:
             self.playing = False
 
+    @property
+    def frame_seconds(self) -> float:
+        """The least time between two frames: 1/MAX_FPS, or a step's time below MAX_FPS steps a
+        second (a frame with nothing new would cost the server and the browser for nothing)."""
+        return max(1 / MAX_FPS, 1 / max(1, self.speed))
+
     def reserve(self) -> float:
         """Seconds the caller (holding `in_flight`) waits before its frame: the server, not the
-        canvas, holds a visitor to one frame every FRAME_SECONDS, so a replayed token gets no
-        more frames than its tab would have."""
-        now = time.monotonic()
+        canvas, holds a visitor to the pace (frame_seconds), so a replayed token gets no more
+        frames than its tab would have."""
+        now = clock()
         start = max(now, self._next_slot)
-        self._next_slot = start + FRAME_SECONDS
+        self._next_slot = start + self.frame_seconds
         return start - now
+
+    def due(self) -> int:
+        """The steps this frame trains: the speed's since the last frame that trained, at most
+        STEP_SECONDS' worth (and at least one, however slow the speed)."""
+        now = clock()
+        owed = min(self._owed + self.speed * (now - self._trained_at), max(1.0, self.speed * STEP_SECONDS))
+        # A frame a step (slow speeds) arrives a little early or late: the step is due either way
+        steps = max(0, int(owed + 0.25))
+        self._owed, self._trained_at = owed - steps, now  # a quarter step early is owed back
+        return steps
 
     def take_failure(self) -> str | None:
         """Why the last frame failed, once, for the page to say; None if none did."""
@@ -158,10 +186,10 @@ class Stream:
         start, run = time.perf_counter(), self.run
         assert run is not None, "the page sets the run before any frame"
         if train:
-            asked, self._owed = divmod(self._owed + self.speed, FRAMES_A_SECOND)  # 1/s: every 10th frame
+            asked = self.due()
             took = run.run(asked, budget=FRAME_BUDGET, stop=self._stopped) if asked else 0
             capped = took < asked and not run.trainer.finished and not self._stopped()
-            self.note = capped_note(took, self.speed) if capped else None
+            self.note = capped_note(took, asked, self.speed) if capped else None
         live = run.live_frame()
         if live.finished:
             self.playing = False
@@ -191,15 +219,16 @@ class Stream:
 
 
 def frame_steps(speed: int) -> int:
-    """The steps a frame trains at `speed` steps a second (at least one), frames coming as fast
-    as the server allows."""
-    return max(1, round(speed * FRAME_SECONDS))
+    """The most steps a frame trains at `speed` steps a second: what it carries when frames come
+    10 a second or fewer (a busy server's; at MAX_FPS a frame carries a quarter of that)."""
+    return max(1, round(speed * STEP_SECONDS))
 
 
-def capped_note(took: int, speed: int) -> str:
-    """What the plane says when a frame took fewer steps than `speed` (steps a second) asked for."""
+def capped_note(took: int, asked: int, speed: int) -> str:
+    """What the plane says when a frame took `took` of the `asked` steps `speed` (steps a
+    second) called for."""
     return (
-        f"{took / FRAME_SECONDS:,.0f} of {speed:,} steps a second: this setup needs more than the "
+        f"{speed * took / asked:,.0f} of {speed:,} steps a second: this setup needs more than the "
         f"{FRAME_BUDGET * 1000:.0f} ms of training the server gives each visitor's frame."
     )
 
@@ -220,7 +249,7 @@ def serve_frame(token: str) -> tuple[int, dict[str, Any]]:
     if not isinstance(stream, Stream):
         return stream
     try:
-        time.sleep(stream.reserve())
+        sleep(stream.reserve())
         return stream.next_frame()
     finally:
         stream.in_flight.release()

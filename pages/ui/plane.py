@@ -12,7 +12,7 @@ from typing import Any
 
 import streamlit as st
 
-from pages.ui.frames import FRAME_SECONDS, TOKEN_HEADER, Stream, frame_path
+from pages.ui.frames import TOKEN_HEADER, Stream, frame_path
 from pages.ui.live import visitor
 
 _HTML = """
@@ -325,7 +325,7 @@ def plane(
         "stream": stream.token,
         "path": frame_path(),
         "header": TOKEN_HEADER,
-        "interval": FRAME_SECONDS,
+        "interval": stream.frame_seconds,
         "playing": stream.playing,
         "presenter": presenter,
         "debug": debug,
