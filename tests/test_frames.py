@@ -14,6 +14,7 @@ from mlp.runs.playground import current_run
 from mlp.train.turns import shared_turns
 from pages.ui.frames import (
     BUSY,
+    CLASS_FPS,
     FAILED,
     FRAME_BUDGET,
     GONE,
@@ -23,6 +24,7 @@ from pages.ui.frames import (
     STEP_SECONDS,
     Stream,
     capped_note,
+    fps_cap,
     frame_path,
     frame_steps,
     routes,
@@ -50,6 +52,7 @@ def clock(monkeypatch) -> list[float]:
 
     monkeypatch.setattr(frames, "clock", lambda: now[0])
     monkeypatch.setattr(frames, "sleep", sleep)
+    monkeypatch.setattr(shared_turns(), "players", lambda: 1)  # alone (other tests' turns fade in 3 s)
     return now
 
 
@@ -86,6 +89,22 @@ def test_the_server_holds_a_stream_to_its_pace(clock, speed, apart):
     assert stream.reserve() == 0.0
     clock[0] += apart
     assert stream.reserve() == 0.0
+
+
+def test_a_visitors_cap_is_shared_as_more_play_and_never_below_a_class_pace():
+    assert [fps_cap(n) for n in (0, 1, 2, 3, 4, 16, 50)] == [MAX_FPS, MAX_FPS, 20, 40 / 3, 10, 10, 10]
+    assert fps_cap(4) == CLASS_FPS == 1 / STEP_SECONDS  # a class: a frame every 0.1 s, as before
+
+
+def test_others_playing_slow_a_visitors_frames_to_their_share(clock, monkeypatch):
+    monkeypatch.setattr(shared_turns(), "players", lambda: 2)
+    assert playing(speed=100).frame_seconds == pytest.approx(1 / 20)
+    monkeypatch.setattr(shared_turns(), "players", lambda: 16)
+    stream = playing(speed=100)
+    assert stream.frame_seconds == pytest.approx(STEP_SECONDS)
+    start = clock[0]
+    assert [serve_frame(stream.token)[1]["step"] for _ in range(3)] == [10, 20, 30]  # 10 a frame
+    assert clock[0] - start == pytest.approx(2 * STEP_SECONDS)
 
 
 def test_with_the_server_to_itself_a_visitor_gets_max_fps_at_their_speed(clock):

@@ -9,12 +9,14 @@ JSON, one image decode and one canvas draw in the browser). The canvas asks for 
 only once it has drawn the last, and the line hands turns out fairly, so a busy server gives
 each visitor fewer frames, never a frozen page.
 
-The pace: a frame as soon as there is something new to show, up to MAX_FPS a visitor (TF
-Playground animates at ~34): at the visitor's speed in steps a second, a frame every
-1/MAX_FPS s with the steps due since the last one, or below MAX_FPS steps a second, a frame a
-step. A frame never trains more than STEP_SECONDS of the speed's steps: when the server is busy
-each visitor gets fewer frames, fairly (mlp.train.turns), each carrying at most what a frame
-carried at 10 frames a second, so a class's pace falls no lower than it did then.
+The pace: a frame as soon as there is something new to show, up to a visitor's cap: at their
+speed in steps a second, a frame every 1/cap s with the steps due since the last one, or below
+`cap` steps a second, a frame a step. The cap is MAX_FPS for a visitor playing alone (TF
+Playground animates at ~34), shared as more play (FPS_BUDGET a replica), and never below
+CLASS_FPS, what every visitor had before: a class of 4 or more gets exactly that. A frame never
+trains more than STEP_SECONDS of the speed's steps: when the server is busy each visitor gets
+fewer frames, fairly (mlp.train.turns), each carrying at most what a frame carried at 10 frames
+a second, so a class's pace falls no lower than it did then.
 
 What a visitor may take is the server's to enforce, not the canvas's: frames no closer than the
 pace allows per stream, at most FRAME_BUDGET of CPU time training a frame (a bigger setup
@@ -53,7 +55,9 @@ from mlp.runs.units import Unit, plane_caption, unit_name, unit_plane
 from mlp.train.turns import shared_turns
 
 PATH = "/api/playground/frame"  # under the server's base URL path, if it has one (frame_path)
-MAX_FPS = 40  # frames a second a visitor gets at most, when the server has time
+MAX_FPS = 40  # frames a second a visitor may have: one playing alone
+FPS_BUDGET = 40  # frames a second a replica shares out among its players before...
+CLASS_FPS = 10  # ...each falls back to this cap, however many play
 STEP_SECONDS = 0.1  # a frame trains at most this many seconds of its speed's steps (10 frames a second's)
 FRAME_BUDGET = 0.05  # seconds of CPU time a frame's training may take; the default frame takes ~6 ms
 LEASE_SECONDS = 30.0  # a stream stops playing when its page has not run for this long
@@ -129,9 +133,9 @@ class Stream:
 
     @property
     def frame_seconds(self) -> float:
-        """The least time between two frames: 1/MAX_FPS, or a step's time below MAX_FPS steps a
+        """The least time between two frames: 1 / the cap, or a step's time below `cap` steps a
         second (a frame with nothing new would cost the server and the browser for nothing)."""
-        return max(1 / MAX_FPS, 1 / max(1, self.speed))
+        return max(1 / fps_cap(shared_turns().players()), 1 / max(1, self.speed))
 
     def reserve(self) -> float:
         """Seconds the caller (holding `in_flight`) waits before its frame: the server, not the
@@ -216,6 +220,11 @@ class Stream:
             self.rate.tick(time.perf_counter() - start)
         frame["build_ms"] = round(1000 * (time.perf_counter() - start), 1)
         return frame
+
+
+def fps_cap(players: int) -> float:
+    """Frames a second a visitor may have while `players` play (the visitor among them)."""
+    return max(CLASS_FPS, min(MAX_FPS, FPS_BUDGET / max(1, players)))
 
 
 def frame_steps(speed: int) -> int:
