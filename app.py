@@ -34,6 +34,8 @@ else:
     from deploy.identity import replica_route
     from mlp.device import one_blas_thread
     from pages.ui.frames import routes
+    from pages.ui.internals import no_delay
 
     one_blas_thread()  # a server: every visitor's frame on one thread (mlp/device.py says why)
+    no_delay()  # each answer sent at once, not 40 ms later (pages/ui/internals.py, 5)
     app = st.App("app.py", routes=[*routes(), replica_route()])
