@@ -2,16 +2,21 @@
 
 Run: python -m bench.browser_mnist [--rounds 3] [--no-stop] [--epochs N] [--data sample synthetic].
 First it times Stop, pressed mid-run, until "stopped" is on screen. Then, for each data set (the
-bundled sample for 30 epochs; 60,000 synthetic digits for 3; --epochs N for N each) it serves
+bundled sample for 100 epochs; 60,000 synthetic digits for 3; --epochs N for N each) it serves
 the app, opens the MNIST page with the run's settings in its link, presses Start and times until
 the evaluation is on screen; then, in this process, trains the same run (same settings, same
 thread count as the server's executor gives a job) with `fit` alone. Efficiency = fit's time /
-the page's time; the target is 80%.
+the page's time; the target is 90%. Where the rest goes, from the job's own times (the page's
+debug line): training in the job against fit alone (the page's redraws and the browser share
+the machine), the job's own work around its steps (views, the final evaluation), and the rest of
+Start → done (the click reaching the server, the job starting; the end reaching the page, its
+drawing and painting).
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 import time
 from collections.abc import Sequence
@@ -25,7 +30,7 @@ from mlp.train.jobs import Executor
 from tests.harness import chromium, serve_app, wait_for_app
 
 CASES = {
-    "sample": ("bundled sample (4,000 digits), 30 epochs", None, MnistSettings(epochs=30, device="cpu")),
+    "sample": ("bundled sample (4,000 digits), 100 epochs", None, MnistSettings(epochs=100, device="cpu")),
     "synthetic": ("synthetic 60,000 digits, 3 epochs", 60_000, MnistSettings(epochs=3, device="cpu")),
 }
 
@@ -47,21 +52,28 @@ WATCH = """() => {
 }"""
 
 
-def page_seconds(url: str, settings: MnistSettings) -> float:
-    """Start pressed → the test accuracy painted, in a fresh tab, timed in the page."""
+JOB_LINE = re.compile(r"Job: waited ([\d.]+) s, trained ([\d.]+) s, ([\d.]+) s busy")
+
+
+def page_seconds(url: str, settings: MnistSettings) -> tuple[float, float, float]:
+    """Start pressed → the test accuracy painted, in a fresh tab, timed in the page; and the job's
+    own (wall seconds from its start to its end, seconds the trainer was busy), from the page's
+    debug line."""
     with chromium() as browser:
         tab = browser.new_page(viewport={"width": 1400, "height": 900})
         tab.set_default_timeout(600_000)
         query = "&".join(f"{k}={v}" for k, v in to_query(settings).items())
-        tab.goto(f"{url}/mnist?{query}")
+        tab.goto(f"{url}/mnist?{query}&debug=1")
         wait_for_app(tab, heading="MNIST")
         tab.wait_for_selector(".js-plotly-plot")  # the (empty) curves: plotly.js loaded and drawn
         tab.evaluate("() => new Promise((done) => requestIdleCallback(done))")  # the browser idle
         tab.evaluate(WATCH)
         tab.get_by_role("button", name="Start").click()
         milliseconds = tab.evaluate("() => window.__done")
+        line = tab.get_by_text(JOB_LINE).first.inner_text()
         tab.close()
-    return milliseconds / 1000
+    _, trained, busy = (float(x) for x in JOB_LINE.search(line).groups())
+    return milliseconds / 1000, trained, busy
 
 
 STOP_WATCH = """() => new Promise((resolve) => {
@@ -110,14 +122,34 @@ def arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+TARGET = 0.9  # issue 27: the page delivers at least 90% of fit alone
+
+
+def breakdown(page: float, fit: float, trained: float, busy: float) -> tuple[str, ...]:
+    """Where the page's time goes beyond fit's, in seconds and as shares of the page's time."""
+
+    def part(seconds: float) -> str:
+        return f"{seconds:5.2f} s ({seconds / page:5.1%})"
+
+    return (part(busy - fit), part(trained - busy), part(page - trained))
+
+
 def report(rows: list[tuple[str, ...]], stops: list[float]) -> str:
-    """The table of each data set's times and efficiency, the target, and Stop's time."""
-    header = ("MNIST run (784-128-10, batch 128)", "fit alone", "page: Start → done", "efficiency")
+    """The table of each data set's times, efficiency and where the rest went; the target; Stop's time."""
+    header = (
+        "MNIST run (784-128-10, batch 128)",
+        "fit alone",
+        "page: Start → done",
+        "efficiency",
+        "training slower in the job",
+        "the job's views and evaluation",
+        "click → job, job → painted",
+    )
     stop = statistics.median(stops)
     return "\n".join(
         [
             table(rows, header),
-            "target: the page delivers at least 80% of the engine's throughput",
+            f"target: the page delivers at least {TARGET:.0%} of the engine's throughput",
             f"Stop → 'stopped' on screen: median {stop:.2f} s (the server hears it within 0.1 s)",
         ]
     )
@@ -138,12 +170,22 @@ def main(argv: Sequence[str] | None = None) -> None:
         with serve_app("bench-browser-mnist.log", env=env) as url:
             page_seconds(url, MnistSettings(epochs=1, device="cpu"))  # warm-up: imports, first compile
             pages, fits = [], []
-            for _ in range(args.rounds):
+            for _ in range(args.rounds):  # interleaved: the machine's mood moves both alike
                 pages.append(page_seconds(url, settings))
                 fits.append(fit_seconds(n_synthetic, settings))
-        page, fit = statistics.median(pages), statistics.median(fits)
-        print(f"  rounds: page {[round(x, 2) for x in pages]}, fit {[round(x, 2) for x in fits]}", flush=True)
-        rows.append((name, f"{fit:6.2f} s", f"{page:6.2f} s", f"{fit / page:6.1%}"))
+        page, trained, busy = (statistics.median(x) for x in zip(*pages, strict=True))
+        fit = statistics.median(fits)
+        times = [round(p[0], 2) for p in pages]
+        print(f"  rounds: page {times}, fit {[round(x, 2) for x in fits]}", flush=True)
+        rows.append(
+            (
+                name,
+                f"{fit:6.2f} s",
+                f"{page:6.2f} s",
+                f"{fit / page:6.1%}",
+                *breakdown(page, fit, trained, busy),
+            )
+        )
         print(" | ".join(rows[-1]), flush=True)
     print()
     print(report(rows, stops))

@@ -25,17 +25,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench.timing import table
-from tests.harness import PLANE_STEP_JS, chromium, open_tab, serve_app, wait_for_app
+from tests.harness import COUNT_FRAMES_JS, chromium, open_tab, serve_app, wait_for_app
 
-# Counts the frames a visitor sees: each new step the plane draws, read 10× a second.
-WATCH = """() => {
-  window.__frames = 0;
-  let last = null;
-  setInterval(() => {
-    const text = PLANE_STEP;
-    if (text !== last) { window.__frames += 1; last = text; }
-  }, 100);
-}""".replace("PLANE_STEP", PLANE_STEP_JS)
+WATCH = COUNT_FRAMES_JS  # counts the frames a visitor sees
 VIEWPORT = {"width": 1280, "height": 720}
 MNIST_EPOCHS = 10
 TIMEOUT_MS = 120_000  # the longest a click or a page may take under load before the run fails

@@ -82,6 +82,7 @@ st.session_state.mn_settings = settings
 for problem in problems:
     st.sidebar.error(f"{ui.say(problem)} Keeping the previous value.")
 st.sidebar.caption(describe_schedule(settings.train_config()))
+st.sidebar.caption(settings.describe_steps(info.device))
 page_link = to_query(settings) | lesson_link | challenge_link
 st.query_params.from_dict(page_link | ui.switches_query())
 ui.share_link(page_link)

@@ -30,10 +30,27 @@ CHROMIUM_FLAGS = [
 ]
 # In a page's own JavaScript: the step of the frame the playground's plane drew last (its canvas
 # sits in the component's shadow root, which document.querySelector doesn't enter), or null.
-PLANE_STEP_JS = (
-    "(document.querySelector('.st-key-pg_plane [data-testid=\"stBidiComponentIsolated\"]')"
-    "?.shadowRoot?.querySelector('canvas')?.dataset.step ?? null)"
+PLANE_CANVAS_JS = (
+    "document.querySelector('.st-key-pg_plane [data-testid=\"stBidiComponentIsolated\"]')"
+    "?.shadowRoot?.querySelector('canvas')"
 )
+PLANE_STEP_JS = f"({PLANE_CANVAS_JS}?.dataset.step ?? null)"
+# In a page's own JavaScript: window.__frames counts the frames the plane draws (each new step
+# on its canvas), seen as they happen (a MutationObserver: no polling, which 32 tabs would pay for).
+COUNT_FRAMES_JS = """() => {
+  window.__frames = 0;
+  let watched = null, last = null;
+  const watch = () => {
+    const canvas = PLANE_CANVAS;
+    if (!canvas || canvas === watched) return;
+    watched = canvas;
+    new MutationObserver(() => {
+      if (canvas.dataset.step !== last) { window.__frames += 1; last = canvas.dataset.step; }
+    }).observe(canvas, { attributes: true, attributeFilter: ["data-step"] });
+  };
+  watch();
+  setInterval(watch, 1000);  // a page's rerun may draw a new canvas
+}""".replace("PLANE_CANVAS", PLANE_CANVAS_JS)
 
 
 def plane_metric(tab, label: str):

@@ -46,7 +46,7 @@ SMOKE = {  # bench -> its tiny arguments, and what its output must say
     ),
     "engine_vs_sklearn": (
         ["--rounds", "1", "--epochs", "1"],
-        ["autograd speed-up", "MNIST sample, batch 128"],
+        ["fit speed-up", "MNIST sample, batch 128", "UCI digits", "target"],
     ),
 }
 BROWSER = {  # bench -> the arguments of its tiny real run
@@ -86,13 +86,15 @@ def test_browser_fps_parses_its_arguments_and_reports():
 
 
 def test_browser_mnist_parses_its_arguments_and_reports():
-    from bench.browser_mnist import arguments, report
+    from bench.browser_mnist import arguments, breakdown, report
 
     args = arguments(["--rounds", "1", "--no-stop", "--epochs", "2", "--data", "sample"])
     assert (args.rounds, args.no_stop, args.epochs, args.data) == (1, True, 2, ["sample"])
     assert (arguments([]).epochs, arguments([]).data) == (None, ["sample", "synthetic"])
-    text = report([("bundled sample", "  1.00 s", "  1.20 s", " 83.3%")], [0.4, 0.5])
-    assert "bundled sample" in text and "83.3%" in text and "median 0.45 s" in text
+    parts = breakdown(page=1.20, fit=1.00, trained=1.15, busy=1.08)
+    assert parts == (" 0.08 s ( 6.7%)", " 0.07 s ( 5.8%)", " 0.05 s ( 4.2%)")  # they add up to 0.20
+    text = report([("bundled sample", "  1.00 s", "  1.20 s", " 83.3%", *parts)], [0.4, 0.5])
+    assert "bundled sample" in text and "83.3%" in text and "median 0.45 s" in text and "90%" in text
 
 
 def test_load_parses_its_arguments_and_reports():

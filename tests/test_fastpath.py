@@ -224,3 +224,19 @@ def test_the_plane_is_the_same_on_either_inference_path(task):
     theirs = plane_outputs(model, grid, task, set_eval=False)
     np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
     assert ours.shape == (40 * 40, outputs)
+
+
+@pytest.mark.parametrize(
+    "change, path",
+    [({}, "numpy"), ({"hidden": (512, 512), "batch_size": 512}, "torch"), ({"batch_size": 64}, "numpy")],
+)
+def test_the_mnist_page_says_which_path_its_run_takes(change, path):
+    from mlp.data import load_sample
+    from mlp.lessons.mnist import MnistSettings
+    from mlp.runs.mnist import MnistRun
+
+    settings = replace(MnistSettings(device="cpu"), **change)
+    said = settings.describe_steps(torch.device("cpu"))
+    run = MnistRun(load_sample(), settings)
+    assert run.trainer.path.name == path and said == describe_path(run.trainer)
+    assert ("NumPy" in said) == (path == "numpy")

@@ -14,12 +14,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import torch
+
 from mlp.device import DEVICES
 from mlp.io import max_file_bytes, read_metadata
 from mlp.links import settings as form
 from mlp.links.settings import LinkNote, Spec, WidthLimits, setting
 from mlp.model import ModelConfig
 from mlp.train import TrainConfig
+from mlp.train.paths import config_problem, path_sentence
 
 WIDTHS = WidthLimits(max_layers=4, max_width=2048, min_layers=0)
 LARGEST = ModelConfig(784, [WIDTHS.max_width] * WIDTHS.max_layers, 10)  # the widest, deepest it trains
@@ -94,6 +97,12 @@ class MnistSettings:
     def min_epoch_seconds(self) -> float:
         """The least an epoch may take: 0 at full speed."""
         return CLASS_EPOCH_SECONDS if self.pace == CLASS else 0.0
+
+    def describe_steps(self, device: torch.device) -> str:
+        """How a run of these settings on `device` will compute its steps, in a sentence: one
+        NumPy computation (a small network on the CPU), or PyTorch and why (mlp.train.paths)."""
+        problem = config_problem(self.model_config().widths, self.train_config(), device, self.batch_size)
+        return path_sentence(problem)
 
 
 SPECS: dict[str, Spec] = form.specs_of(MnistSettings)

@@ -41,19 +41,25 @@ def multiply_adds(widths: list[int], batch_size: int) -> int:
 def path_problem(model: nn.Module, cfg: TrainConfig, device: torch.device, batch_size: int) -> str | None:
     """Why this run can't take the NumPy path (so takes torch's), or None: the rule's one home."""
     config = getattr(model, "config", None)
+    if config is None or not hasattr(model, "layers"):
+        return "the NumPy path trains mlp.model.MLP networks only"
+    if any(p.dtype != torch.float32 for p in model.parameters()):
+        return "the NumPy path steps float32 weights only"
+    return config_problem(config.widths, cfg, device, batch_size)
+
+
+def config_problem(widths: list[int], cfg: TrainConfig, device: torch.device, batch_size: int) -> str | None:
+    """path_problem for a float32 mlp.model.MLP of these widths, before it is made (a page says
+    which path a run will take)."""
     if cfg.engine != "autograd":
         return f"the {cfg.engine} engine computes the gradients, torch's optimizer steps"
     if not cfg.fast_path:
         return "autograd itself trains while the engines are compared"
-    if config is None or not hasattr(model, "layers"):
-        return "the NumPy path trains mlp.model.MLP networks only"
     if device.type != "cpu":
         return f"on {device.type.upper()} torch's kernels are the fast ones"
-    if any(p.dtype != torch.float32 for p in model.parameters()):
-        return "the NumPy path steps float32 weights only"
     if cfg.amp or cfg.compile:
         return "mixed precision and torch.compile are torch's"
-    if multiply_adds(config.widths, batch_size) > MAX_MULTIPLY_ADDS:
+    if multiply_adds(widths, batch_size) > MAX_MULTIPLY_ADDS:
         return f"past {MAX_MULTIPLY_ADDS / 1e6:g} M multiply-adds a step, torch's matrix products win"
     return None
 
@@ -107,6 +113,11 @@ def switch_path(trainer: Trainer, fast_path: bool) -> None:
 
 def describe_path(trainer: Trainer) -> str:
     """How the run's steps are computed, in one sentence, for the page's run description."""
-    if trainer.path.name == NUMPY_PATH:
+    return path_sentence(None if trainer.path.name == NUMPY_PATH else trainer.path.reason)
+
+
+def path_sentence(problem: str | None) -> str:
+    """A path in one sentence: the NumPy path's (no problem), or torch's and why."""
+    if problem is None:
         return "Steps run as one NumPy computation (a small network on the CPU: the same math, faster)."
-    return f"Steps run in PyTorch: {trainer.path.reason}."
+    return f"Steps run in PyTorch: {problem}."

@@ -27,6 +27,10 @@ _HTML = """
 """
 _CSS = """
 .plane { width: 100%; font-size: 0.8rem; color: var(--st-text-color, inherit); container-type: inline-size; }
+/* A frame changes the numbers' text and the canvas: the page around them is neither laid out again
+   nor repainted for it. */
+.plane { contain: layout style paint; }
+.metric .value { contain: layout style paint; }
 .metrics { display: grid; grid-template-columns: repeat(5, minmax(0, 1fr)); gap: 0.5rem 1rem; }
 .metrics { margin-bottom: 0.75rem; align-items: end; }
 .metric .label { font-size: 0.875rem; line-height: 1.3; opacity: 0.85; }  /* long ones wrap */
@@ -65,8 +69,16 @@ export default function (component) {
   s.pointsKey = JSON.stringify([data.points.extent, data.points.train, data.points.test, data.points.colors]);
   root.classList.toggle("presenter", !!data.presenter);
 
+  // What a frame's drawing reads of the page (the canvas's width, the font size, the ink) is read
+  // once per run of the page, per resize and every 40th frame (a theme switched in the browser),
+  // not every frame: read after the numbers' text changed, it would make the browser lay out
+  // the whole page again.
+  const style = () => s.style || (s.style = getComputedStyle(root));
+  const fontPx = () => s.fontPx || (s.fontPx = parseFloat(style().fontSize));  // follows projector mode
+  const ink = () => s.ink || (s.ink = style().color);
+  s.style = s.fontPx = s.ink = null;
   const layout = (size, dpr) => {
-    const em = parseFloat(getComputedStyle(root).fontSize) * dpr;  // follows projector mode
+    const em = fontPx() * dpr;
     const left = 2.6 * em, bottom = 2.4 * em, top = 0.4 * em, right = 0.4 * em;
     return { em, x: left, y: top, w: size - left - right, h: size - top - bottom };
   };
@@ -74,7 +86,9 @@ export default function (component) {
     const [x0, x1, y0, y1] = d.extent;
     return [box.x + ((x - x0) / (x1 - x0)) * box.w, box.y + ((y1 - y) / (y1 - y0)) * box.h];
   };
-  const pointsLayer = (d, size, box, dpr) => {
+  // Everything but the boundary is drawn once per data set, size and ink, into a layer of its
+  // own: a frame draws two images, with no text (setting a font makes the browser resolve styles).
+  const staticLayer = (d, size, box, dpr, color) => {
     const layer = document.createElement("canvas");
     layer.width = layer.height = size;
     const g = layer.getContext("2d");
@@ -92,25 +106,9 @@ export default function (component) {
       ring(px, py, "rgba(255,255,255,0.9)", 3.5 * dpr);
       ring(px, py, d.colors[c], 2 * dpr);
     }
-    return layer;
-  };
-  const draw = () => {
-    const d = s.data.points;
-    const dpr = window.devicePixelRatio || 1;
-    const size = Math.max(1, Math.round(canvas.clientWidth * dpr));
-    if (canvas.width !== size) { canvas.width = canvas.height = size; s.key = null; }
-    const box = layout(size, dpr);
-    const key = `${size}|${s.pointsKey}`;
-    if (s.key !== key) { s.layer = pointsLayer(d, size, box, dpr); s.key = key; }
-    const g = canvas.getContext("2d");
-    g.clearRect(0, 0, size, size);
-    g.imageSmoothingEnabled = true;
-    g.drawImage(s.image, box.x, box.y, box.w, box.h);
-    g.drawImage(s.layer, 0, 0);
-    const ink = getComputedStyle(root).color;
-    g.strokeStyle = ink; g.globalAlpha = 0.5; g.lineWidth = dpr;
+    g.strokeStyle = color; g.globalAlpha = 0.5; g.lineWidth = dpr;
     g.strokeRect(box.x, box.y, box.w, box.h);
-    g.globalAlpha = 1; g.fillStyle = ink;
+    g.globalAlpha = 1; g.fillStyle = color;
     g.font = `${box.em}px sans-serif`;
     g.textAlign = "center"; g.textBaseline = "top";
     for (const t of d.xticks) g.fillText(String(t), toPx(d, box, t, 0)[0], box.y + box.h + 0.3 * box.em);
@@ -119,15 +117,34 @@ export default function (component) {
     for (const t of d.yticks) g.fillText(String(t), box.x - 0.35 * box.em, toPx(d, box, 0, t)[1]);
     g.save(); g.translate(0.6 * box.em, box.y + box.h / 2); g.rotate(-Math.PI / 2);
     g.textAlign = "center"; g.fillText("x2", 0, 0); g.restore();
+    return layer;
+  };
+  const draw = () => {
+    s.drawn = (s.drawn || 0) + 1;
+    if (s.drawn % 40 === 0) s.style = s.fontPx = s.ink = null;
+    const d = s.data.points;
+    const dpr = window.devicePixelRatio || 1;
+    if (s.width === undefined) s.width = canvas.clientWidth;  // then kept by the ResizeObserver
+    const size = Math.max(1, Math.round(s.width * dpr));
+    if (canvas.width !== size) { canvas.width = canvas.height = size; s.key = null; }
+    const box = layout(size, dpr), color = ink();
+    const key = `${size}|${box.em}|${color}|${s.pointsKey}`;
+    if (s.key !== key) { s.layer = staticLayer(d, size, box, dpr, color); s.key = key; }
+    const g = canvas.getContext("2d");
+    g.clearRect(0, 0, size, size);
+    g.imageSmoothingEnabled = true;
+    g.drawImage(s.image, box.x, box.y, box.w, box.h);
+    g.drawImage(s.layer, 0, 0);
     if (s.data.probe) {  // the point whose computation the page shows
       const [px, py] = toPx(d, box, s.data.probe[0], s.data.probe[1]), r = 0.45 * box.em;
-      g.lineWidth = 2 * dpr; g.strokeStyle = ink;
+      g.lineWidth = 2 * dpr; g.strokeStyle = color;
       g.beginPath(); g.moveTo(px - r, py); g.lineTo(px + r, py); g.moveTo(px, py - r); g.lineTo(px, py + r);
       g.stroke();
     }
     canvas.dataset.step = String(s.frame.step);
-    canvas.dataset.discrete = String(!!s.frame.discrete);
-    canvas.dataset.extent = d.extent.join(" ");  // for tests that click a point of the plane
+    const discrete = String(!!s.frame.discrete), extent = d.extent.join(" ");
+    if (canvas.dataset.discrete !== discrete) canvas.dataset.discrete = discrete;
+    if (canvas.dataset.extent !== extent) canvas.dataset.extent = extent;  // for tests that click a point
   };
 
   // The numbers: built once, then only their text changes.
@@ -145,7 +162,10 @@ export default function (component) {
         metrics.appendChild(m);
       }
     }
-    pairs.forEach(([, value], i) => { metrics.children[i].lastChild.textContent = value; });
+    pairs.forEach(([, value], i) => {
+      const cell = metrics.children[i].lastChild;
+      if (cell.textContent !== value) cell.textContent = value;  // an unchanged number costs no layout
+    });
   };
 
   // A frame newer than the one on screen replaces it (true); the image draws once decoded.
@@ -153,11 +173,14 @@ export default function (component) {
     if (s.stream === s.data.stream && frame.seq <= s.seq) return false;
     s.stream = s.data.stream; s.seq = frame.seq; s.frame = frame;
     showMetrics(frame.metrics);
-    root.querySelector(".view").textContent = frame.view || "";  // a unit on the plane: which, and what
-    canvas.dataset.focus = frame.focus || "";
+    const view = root.querySelector(".view"), note = root.querySelector(".note");
+    if (view.textContent !== (frame.view || "")) view.textContent = frame.view || "";  // a unit on the plane
+    if (canvas.dataset.focus !== (frame.focus || "")) canvas.dataset.focus = frame.focus || "";
     s.label = s.label || canvas.getAttribute("aria-label");  // the boundary's, from the HTML
-    canvas.setAttribute("aria-label", frame.view || s.label);
-    root.querySelector(".note").textContent = frame.note || "";  // the server's word on capped steps
+    if (canvas.getAttribute("aria-label") !== (frame.view || s.label)) {
+      canvas.setAttribute("aria-label", frame.view || s.label);
+    }
+    if (note.textContent !== (frame.note || "")) note.textContent = frame.note || "";  // on capped steps
     if (s.image.src === frame.image && s.image.complete) draw();  // the same image: no load event
     else s.image.src = frame.image;
     s.times = (s.times || []).filter((t) => t > performance.now() - 3000).concat(performance.now());
@@ -219,7 +242,7 @@ export default function (component) {
     s.clicks = true;
     canvas.addEventListener("click", (e) => {
       const d = s.data.points, dpr = window.devicePixelRatio || 1;
-      const box = layout(Math.round(canvas.clientWidth * dpr), dpr);
+      const box = layout(Math.round(s.width * dpr), dpr);
       const rect = canvas.getBoundingClientRect();
       const px = (e.clientX - rect.left) * dpr, py = (e.clientY - rect.top) * dpr;
       if (px < box.x || px > box.x + box.w || py < box.y || py > box.y + box.h) return;
@@ -233,7 +256,11 @@ export default function (component) {
   s.image.onload = () => s.frame && draw();
   show(data.frame);
   if (!s.observer) {
-    s.observer = new ResizeObserver(() => s.image.complete && s.frame && draw());
+    s.observer = new ResizeObserver((entries) => {
+      s.width = entries[entries.length - 1].contentRect.width;
+      s.style = s.fontPx = s.ink = null;  // projector mode changes the font with the width
+      if (s.image.complete && s.frame) draw();
+    });
     s.observer.observe(canvas);
   }
   const dot = (colour, hollow) =>
