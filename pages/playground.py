@@ -140,6 +140,9 @@ def plane_and_numbers() -> None:
 PANEL_HEIGHT = 250 if ui.presenter() else 280  # the curves under the network, in a 720 px screen
 
 
+ui.heartbeat(playing, stream.renew)  # the tab is open: its frames may go on (pages/ui/frames.py)
+
+
 @ui.live(PANEL_SECONDS, playing, slow=True)
 def network_and_curves() -> None:
     stream.renew()  # the tab is open: its frames may go on (pages/ui/frames.py)

@@ -346,11 +346,10 @@ def test_a_pause_ends_a_frame_in_flight_at_its_next_chunk():
     assert stream.run.trainer.step_count <= 3
 
 
-def test_a_playing_pages_panels_run_often_enough_to_keep_its_lease():
-    from pages.ui.live import MAX_PANEL_SECONDS, RETIME_RATIO
+def test_a_playing_pages_heartbeat_comes_often_enough_to_keep_its_lease():
+    from pages.ui.live import HEARTBEAT_SECONDS
 
-    # a panel's browser timer is at most RETIME_RATIO off what it should be (pages/ui/live.py)
-    assert MAX_PANEL_SECONDS * RETIME_RATIO < LEASE_SECONDS
+    assert 2 * HEARTBEAT_SECONDS < LEASE_SECONDS  # one beat may be late, not two
 
 
 def test_a_unit_on_the_plane_is_its_map_in_every_frame_while_it_plays():

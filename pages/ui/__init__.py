@@ -28,7 +28,7 @@ from pages.ui.controls import (
     stops,
 )
 from pages.ui.lessons import challenge_picker, challenge_status, lesson_panel, share_link
-from pages.ui.live import live, steady
+from pages.ui.live import heartbeat, live, steady
 from pages.ui.pad import digit_pad
 from pages.ui.plane import plane, plane_stream
 from pages.ui.shell import (
@@ -58,6 +58,7 @@ __all__ = [
     "controls",
     "debug_mode",
     "digit_pad",
+    "heartbeat",
     "lesson_panel",
     "link_query",
     "literal",

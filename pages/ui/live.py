@@ -17,7 +17,8 @@ from pages.ui.internals import STEADY_CSS, fragment_run, set_fragment_timer
 
 VISITOR = "visitor"  # session-state key: this visitor's name in the line
 PLAYERS_PER_PANEL_SECOND = 0.5  # the slow panels redraw every 2 s per player: they cost the browsers most
-MAX_PANEL_SECONDS = 15.0  # ...and at least this often: a panel's run keeps its page's frames alive
+MAX_PANEL_SECONDS = 60.0  # ...and at least this often (a redraw costs a browser ~0.4 s of CPU, measured)
+HEARTBEAT_SECONDS = 10.0  # a playing page tells the server it is open this often (frames' lease)
 RETIME_RATIO = 1.5  # a slow panel's timer is reset when its interval should change by more than this factor
 TIMERS = "live_timers"  # session-state key: {fragment id: the interval its browser timer runs at}
 
@@ -34,7 +35,7 @@ def visitor() -> str:
 
 def panel_seconds(seconds: float) -> float:
     """How often a slow panel redraws: `seconds`, stretched as more visitors play, up to
-    MAX_PANEL_SECONDS (pages/ui/frames.py's lease outlasts it)."""
+    MAX_PANEL_SECONDS."""
     stretched = seconds * max(1.0, shared_turns().players() / PLAYERS_PER_PANEL_SECOND)
     return min(stretched, max(seconds, MAX_PANEL_SECONDS))
 
@@ -63,6 +64,20 @@ def retime(seconds: float) -> None:
 
 
 Draw = Callable[[], None]
+
+
+def heartbeat(playing: bool, beat: Callable[[], None]) -> None:
+    """While `playing`: `beat()` every HEARTBEAT_SECONDS, from a fragment that draws nothing.
+    The page's frames play on a lease that its runs renew (pages/ui/frames.py); the slow
+    panels, which a class's many players stretch to a minute, needn't keep it alive, and a
+    beat costs the server and the browser next to nothing."""
+
+    @st.fragment(run_every=HEARTBEAT_SECONDS if playing else None)
+    def beating() -> None:
+        if playing:
+            beat()
+
+    beating()
 
 
 def live(seconds: float, playing: bool, slow: bool = False) -> Callable[[Draw], Draw]:
