@@ -164,6 +164,8 @@ def measure(
             (players or trainers)[0].wait_for_timeout(left * 1000)
         elapsed = time.perf_counter() - start
         fps = sorted(page.evaluate("window.__frames") / elapsed for page in players)
+        if os.environ.get("MLP_BENCH_VERBOSE"):
+            print("frames/s of each visitor:", " ".join(f"{f:.2f}" for f in fps), flush=True)
     server_cpu = (cpu_seconds(pid) - server_cpu) / elapsed
     frames = sum(fps) * elapsed
     busy2, total2 = machine_busy()

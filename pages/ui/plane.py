@@ -30,7 +30,7 @@ _CSS = """
 /* A frame changes the numbers' text and the canvas: the page around them is neither laid out again
    nor repainted for it. */
 .plane { contain: layout style paint; }
-.metric .value { contain: layout style paint; }
+.metric .value { contain: strict; height: 1.25em; }  /* its own size: a new number moves nothing else */
 .metrics { display: grid; grid-template-columns: repeat(5, minmax(0, 1fr)); gap: 0.5rem 1rem; }
 .metrics { margin-bottom: 0.75rem; align-items: end; }
 .metric .label { font-size: 0.875rem; line-height: 1.3; opacity: 0.85; }  /* long ones wrap */
@@ -168,10 +168,9 @@ export default function (component) {
     });
   };
 
-  // A frame newer than the one on screen replaces it (true); the image draws once decoded.
-  const show = (frame) => {
-    if (s.stream === s.data.stream && frame.seq <= s.seq) return false;
-    s.stream = s.data.stream; s.seq = frame.seq; s.frame = frame;
+  // A frame's words (its numbers, what the plane shows, the server's note) and its picture change
+  // in one task, once its image is decoded: one style, layout and paint of the page a frame, not two.
+  const words = (frame) => {
     showMetrics(frame.metrics);
     const view = root.querySelector(".view"), note = root.querySelector(".note");
     if (view.textContent !== (frame.view || "")) view.textContent = frame.view || "";  // a unit on the plane
@@ -181,14 +180,24 @@ export default function (component) {
       canvas.setAttribute("aria-label", frame.view || s.label);
     }
     if (note.textContent !== (frame.note || "")) note.textContent = frame.note || "";  // on capped steps
-    if (s.image.src === frame.image && s.image.complete) draw();  // the same image: no load event
-    else s.image.src = frame.image;
     s.times = (s.times || []).filter((t) => t > performance.now() - 3000).concat(performance.now());
     if (s.data.debug && s.times.length > 1) {
       const fps = (s.times.length - 1) / ((s.times[s.times.length - 1] - s.times[0]) / 1000);
       root.querySelector(".rate").textContent =
         `${fps.toFixed(1)} frames/s, ${frame.build_ms.toFixed(0)} ms to build one (server)`;
     }
+  };
+  const render = () => {
+    if (s.unsaid) { words(s.unsaid); s.unsaid = null; }
+    if (s.image.complete && s.image.naturalWidth) draw();
+  };
+
+  // A frame newer than the one on screen replaces it (true); it shows once its image is decoded.
+  const show = (frame) => {
+    if (s.stream === s.data.stream && frame.seq <= s.seq) return false;
+    s.stream = s.data.stream; s.seq = frame.seq; s.frame = frame; s.unsaid = frame;
+    if (s.image.src === frame.image && s.image.complete) render();  // the same image: no load event
+    else s.image.src = frame.image;
     return true;
   };
 
@@ -253,13 +262,13 @@ export default function (component) {
     });
   }
   canvas.style.cursor = data.clickable ? "crosshair" : "";
-  s.image.onload = () => s.frame && draw();
+  s.image.onload = s.image.onerror = () => s.frame && render();
   show(data.frame);
   if (!s.observer) {
     s.observer = new ResizeObserver((entries) => {
       s.width = entries[entries.length - 1].contentRect.width;
       s.style = s.fontPx = s.ink = null;  // projector mode changes the font with the width
-      if (s.image.complete && s.frame) draw();
+      if (s.image.complete && s.image.naturalWidth && s.frame) draw();
     });
     s.observer.observe(canvas);
   }
