@@ -400,8 +400,8 @@ def test_play_in_chromium_advances_and_redraws_then_pauses(page, app_url):
     assert wait_for_plane(page, 0) == 0 and step_metric(page) == 0
     page.get_by_role("button", name="Play").click()
     drawn = wait_for_plane(page, 30)  # the canvas redraws the boundary as the steps go by
-    assert drawn % 10 == 0 and step_metric(page) >= 30  # speed 10: whole frames of 10 steps
-    assert len(fetched) >= 3 and set(fetched) == {200}  # frames 10, 20, 30: fetched, not reruns
+    assert drawn >= 30 and step_metric(page) >= 30  # 100 steps a second, a few a frame alone
+    assert len(fetched) >= 3 and set(fetched) == {200}  # the frames: fetched, not reruns
     # The slow panels redraw on their own timers meanwhile: the curves get lines, then longer ones.
     curves = page.wait_for_function(f"() => ({CURVES_JS}) || false").json_value()
     page.wait_for_function(f"drawn => ({CURVES_JS}) !== drawn", arg=curves)
