@@ -37,6 +37,8 @@ SMOKE = {  # bench -> its tiny arguments, and what its output must say
             "target: a default frame",
             "target: its grid and numbers",
             "capacity, frames alone",
+            "this machine now",
+            "a lone visitor's frame",
             "vs notes",
         ],
     ),
