@@ -12,6 +12,7 @@ history    the records, and the same as arrays for plots
 threads    CPU threads measured on the first steps
 inference  the batch loss (cross-entropy or MSE), probabilities, outputs and evaluation, in eval mode
 paths      how a step runs: torch, or NumPy for a small network on the CPU (the rule's one home)
+columns    an MLP's math in NumPy, one example a column: the NumPy path's and the plane's
 numpy_path the NumPy path: a whole step as torch computes it, on views of the same buffers
 trainer    the Trainer (the stepping loop) and fit
 """
