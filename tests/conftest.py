@@ -138,3 +138,20 @@ def page(browser, app_url, request):
     if report is not None and report.failed:
         shoot(tab, f"FAILED-{request.node.name}.png")  # the whole page, not only the viewport
     context.close()
+
+
+@pytest.fixture
+def clock(monkeypatch) -> list[float]:
+    """The frames' clock, made by hand: [now]; a wait for a frame's slot moves it on."""
+    from mlp.train.turns import shared_turns
+    from pages.ui import frames
+
+    now = [1000.0]
+
+    def sleep(seconds: float) -> None:
+        now[0] += max(0.0, seconds)
+
+    monkeypatch.setattr(frames, "clock", lambda: now[0])
+    monkeypatch.setattr(frames, "sleep", sleep)
+    monkeypatch.setattr(shared_turns(), "players", lambda: 1)  # alone (other tests' turns fade in 3 s)
+    return now

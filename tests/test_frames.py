@@ -40,22 +40,6 @@ def playing(settings: Settings = PRESETS["moons"], speed: int = 100) -> Stream:
     return stream
 
 
-@pytest.fixture
-def clock(monkeypatch) -> list[float]:
-    """The frames' clock, made by hand: [now]; a wait for a frame's slot moves it on."""
-    from pages.ui import frames
-
-    now = [1000.0]
-
-    def sleep(seconds: float) -> None:
-        now[0] += max(0.0, seconds)
-
-    monkeypatch.setattr(frames, "clock", lambda: now[0])
-    monkeypatch.setattr(frames, "sleep", sleep)
-    monkeypatch.setattr(shared_turns(), "players", lambda: 1)  # alone (other tests' turns fade in 3 s)
-    return now
-
-
 def test_each_frame_trains_one_frames_steps_and_draws_them(clock):
     stream = playing(speed=100)
     answers = []

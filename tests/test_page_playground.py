@@ -21,7 +21,7 @@ from mlp.lessons.playground import PRESETS, to_query
 from mlp.runs.playground import current_run
 from pages.ui import playground as panels
 from pages.ui import touch
-from pages.ui.frames import GONE, LEASE_SECONDS, PATH, TOKEN_HEADER, serve_frame
+from pages.ui.frames import GONE, LEASE_SECONDS, PATH, STEP_SECONDS, TOKEN_HEADER, serve_frame
 from tests.conftest import open_page, shoot, wait_for_app
 from tests.harness import ARTIFACTS, button, plane_metric, plane_metrics
 from tests.legibility import axe_findings, report
@@ -83,12 +83,15 @@ def test_reset_gives_the_same_initial_weights(at):
 
 
 @pytest.mark.slow
-def test_play_trains_on_every_frame_and_pause_stops_it(at):
+def test_play_trains_on_every_frame_and_pause_stops_it(at, clock):
     at.button(key="pg_play").click().run()
     assert at.session_state["pg_playing"] is True and at.button(key="pg_play").label == "Pause"  # one button
     assert plane_data(at)["playing"] is True  # the plane asks for its frames itself
-    steps = [next_frame(at)["step"] for _ in range(4)]
-    assert steps == [10, 20, 30, 40]  # speed 10
+    steps = []
+    for _ in range(4):  # a tab asking every 0.1 s: a frame carries the steps due since the last
+        clock[0] += STEP_SECONDS
+        steps.append(next_frame(at)["step"])
+    assert steps == [10, 20, 30, 40]  # speed 100 steps a second
     at.button(key="pg_play").click().run()
     assert at.session_state["pg_playing"] is False and at.button(key="pg_play").label == "Play"
     assert plane_data(at)["playing"] is False and metric(at, "Step") == "40"

@@ -9,6 +9,7 @@ import asyncio
 import http.client
 import socket
 import statistics
+import threading
 import time
 from urllib.parse import urlparse
 
@@ -39,7 +40,9 @@ def test_a_connection_accepted_on_a_protocol_0_socket_has_nodelay():
                 await asyncio.sleep(0.01)
             writer.close()
 
-    asyncio.run(main())
+    worker = threading.Thread(target=asyncio.run, args=(main(),))  # a loop of its own (a
+    worker.start()  # browser test's Playwright may be running one on this thread)
+    worker.join(timeout=30)
     assert listener.proto == 0 and accepted == [1]
 
 
