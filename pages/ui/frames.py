@@ -22,10 +22,10 @@ What a visitor may take is the server's to enforce, not the canvas's: frames no 
 pace allows per stream, at most FRAME_BUDGET of CPU time training a frame (a bigger setup
 takes fewer steps a frame, and the plane says so), turns shared by compute used
 (mlp.train.turns), and a stream plays only while its page is alive: each run of the page's
-script or of its live panels renews a lease of LEASE_SECONDS. A closed tab's panels stop, so
-its token stops training within that time even if someone replays it; a page that is still
-open and lapsed (a server too busy to run its panels) is stopped, tells its page, and the
-page's run renews the lease and plays on.
+script, of its live panels or of its heartbeat renews a lease of LEASE_SECONDS. A closed tab's
+runs stop, so its token stops training within that time even if someone replays it; a page
+that is still open and lapsed (a server too busy to run its panels) is stopped, tells its
+page, and the page's run renews the lease and plays on.
 
 The token is a session's secret (random, never shown, sent in a header so that no access log
 keeps it): a frame can only be had by the page the server gave it to. Streams are kept weakly:
@@ -60,7 +60,7 @@ FPS_BUDGET = 40  # frames a second a replica shares out among its players before
 CLASS_FPS = 10  # ...each falls back to this cap, however many play
 STEP_SECONDS = 0.1  # a frame trains at most this many seconds of its speed's steps (10 frames a second's)
 FRAME_BUDGET = 0.05  # seconds of CPU time a frame's training may take; the default frame takes ~6 ms
-LEASE_SECONDS = 30.0  # a stream stops playing when its page has not run for this long
+LEASE_SECONDS = 90.0  # a stream stops playing when its page has not run for this long
 FRAME_THREADS = 64  # frames waiting for their turn; their own pool, apart from Streamlit's file serving
 TOKEN_HEADER = "X-MLP-Stream"
 GONE = "This page's session has ended on the server (it restarted, or you were away a long time)."

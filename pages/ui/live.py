@@ -18,7 +18,8 @@ from pages.ui.internals import STEADY_CSS, fragment_run, set_fragment_timer
 VISITOR = "visitor"  # session-state key: this visitor's name in the line
 PLAYERS_PER_PANEL_SECOND = 0.5  # the slow panels redraw every 2 s per player: they cost the browsers most
 MAX_PANEL_SECONDS = 60.0  # ...and at least this often (a redraw costs a browser ~0.4 s of CPU, measured)
-HEARTBEAT_SECONDS = 10.0  # a playing page tells the server it is open this often (frames' lease)
+HEARTBEAT_SECONDS = 30.0  # a playing page tells the server it is open this often (frames' lease); a beat
+# costs a browser ~0.13 s of CPU (a script run and its garbage): every 10 s, 32 tabs spent 0.4 of a core on it
 RETIME_RATIO = 1.5  # a slow panel's timer is reset when its interval should change by more than this factor
 TIMERS = "live_timers"  # session-state key: {fragment id: the interval its browser timer runs at}
 
