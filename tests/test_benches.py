@@ -81,10 +81,26 @@ def test_browser_fps_parses_its_arguments_and_reports():
     from bench.browser_fps import arguments, report
 
     assert (arguments([]).seconds, arguments([]).speed) == (20, 100)
-    result = {"frames/s seen in the browser": 8.8, "browser CPU per frame (ms)": 20.0}
+    result = {"frames/s seen in the browser": 33.8, "browser CPU per frame (ms)": 20.0}
     text = report(result, seconds=2, speed=100)
-    assert "100 steps a second, 2 s of Play" in text and "8.80" in text and ": met" in text
-    assert "NOT met" in report({"frames/s seen in the browser": 1.0}, 2, 10)
+    assert "100 steps a second, 2 s of Play" in text and "33.80" in text and "at least 30" in text
+    assert ": met" in text
+    assert "NOT met" in report({"frames/s seen in the browser": 9.2}, 2, 100)
+    slow = report({"frames/s seen in the browser": 2.0}, 2, 2)  # a frame a step: no target
+    assert "met" not in slow and "2 frames/s at most" in slow
+
+
+def test_browser_fps_tells_chromiums_processes_apart():
+    from bench.browser_fps import KINDS, process_kind
+
+    chromium = b"/usr/lib/chromium/chromium\x00"
+    assert process_kind(chromium + b"--no-sandbox\x00--headless") == "browser"
+    assert process_kind(chromium + b"--type=renderer\x00--lang=en-US") == "renderer"
+    assert process_kind(chromium + b"--type=gpu-process\x00") == "gpu-process"
+    network = b"--type=utility\x00--utility-sub-type=network.mojom.NetworkService\x00"
+    assert process_kind(chromium + network) == "NetworkService"
+    assert process_kind(chromium + b"--type=zygote") == "zygote"  # counted in the total only
+    assert set(KINDS) == {"renderer", "browser", "gpu-process", "NetworkService"}
 
 
 def test_browser_mnist_parses_its_arguments_and_reports():
