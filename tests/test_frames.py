@@ -91,6 +91,22 @@ def test_others_playing_slow_a_visitors_frames_to_their_share(clock, monkeypatch
     assert clock[0] - start == pytest.approx(2 * STEP_SECONDS)
 
 
+def test_each_frame_tells_the_canvas_the_pace_as_players_come_and_go(clock, monkeypatch):
+    monkeypatch.setattr(shared_turns(), "players", lambda: 16)
+    stream = playing(speed=100)  # Play pressed in a class: the page's run said 0.1 s
+    assert serve_frame(stream.token)[1]["interval"] == pytest.approx(STEP_SECONDS)
+    monkeypatch.setattr(shared_turns(), "players", lambda: 1)  # the class left; no page run since
+    assert serve_frame(stream.token)[1]["interval"] == pytest.approx(1 / MAX_FPS)
+
+
+def test_a_faster_speed_does_not_wait_out_the_slower_speeds_slot(clock):
+    stream = playing(speed=1)  # a frame a second
+    serve_frame(stream.token)
+    assert stream.reserve() == pytest.approx(1.0)  # the next slot, a second on
+    stream.update(stream.run, 1000, playing=True)  # sped up before that slot came
+    assert stream.reserve() <= 1 / MAX_FPS + 1e-9
+
+
 def test_with_the_server_to_itself_a_visitor_gets_max_fps_at_their_speed(clock):
     stream = playing(speed=100)
     start, frames = clock[0], [serve_frame(stream.token)[1] for _ in range(MAX_FPS)]
@@ -226,7 +242,13 @@ def test_a_frame_that_fails_stops_the_run_and_tells_the_page_once(monkeypatch):
     monkeypatch.setattr(stream.run, "run", broken)
     assert serve_frame(stream.token) == (500, {"playing": False, "error": FAILED})
     assert not stream.playing and serve_frame(stream.token) == (200, {"playing": False})
+    # The canvas asks the page to rerun, whose Play is still on: the failure is said, not retried
+    stream.update(stream.run, stream.speed, playing=True)
+    assert not stream.playing and serve_frame(stream.token) == (200, {"playing": False})
     assert stream.take_failure() == FAILED and stream.take_failure() is None
+    monkeypatch.undo()
+    stream.update(stream.run, stream.speed, playing=True)  # Play, pressed again once it was said
+    assert stream.playing and serve_frame(stream.token)[0] == 200
 
 
 HEAVY = replace(Settings(), hidden=(128,) * 8, n=2000, speed=2000)  # the sidebar's largest setup

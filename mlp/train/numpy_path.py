@@ -69,7 +69,7 @@ class NumpyPath:
         if self._batch is not None and self._batch[0] is xb:
             return self._batch[1:]
         x = as_float32(xb).T  # a view: BLAS reads the rows as columns
-        if self.cfg.batch_size >= len(x):
+        if self.cfg.batch_size >= len(xb):
             x = np.ascontiguousarray(x)  # a full batch, every step: worth laying out once
         labels = labels_of(yb.numpy(), len(self.ones_K), self.cfg.loss == "mse")
         self._batch = (xb, x, labels)

@@ -110,8 +110,12 @@ class Stream:
         with self.lock:
             if (run, speed) != (self.run, self.speed):
                 self.note, self._owed = None, 0.0
+            if self._failure is not None:  # a frame failed: the page says so, and plays on a click
+                playing = False
             started = playing and not self.playing
             self.run, self.speed, self.playing, self.focus = run, speed, playing, focus
+            # A faster speed's first frame needn't wait out the slower pace's slot
+            self._next_slot = min(self._next_slot, clock() + self.frame_seconds)
             if started:  # the first frame trains the steps due since Play, at least a frame's
                 self._trained_at = clock() - self.frame_seconds
             self.renew()
@@ -215,6 +219,7 @@ class Stream:
             "finished": live.finished,
             "playing": self.playing,
             "note": self.note if self.playing else None,
+            "interval": self.frame_seconds,  # the pace now: players come and go between page runs
         }
         if train:
             self.rate.tick(time.perf_counter() - start)

@@ -30,7 +30,8 @@ _CSS = """
 /* A frame changes the numbers' text and the canvas: the page around them is neither laid out again
    nor repainted for it. */
 .plane { contain: layout style paint; }
-.metric .value { contain: strict; height: 1.25em; }  /* its own size: a new number moves nothing else */
+/* A number has its own size: a new one lays out nothing else (and a wide one is not cut off). */
+.metric .value { contain: size layout style; height: 1.25em; }
 .metrics { display: grid; grid-template-columns: repeat(5, minmax(0, 1fr)); gap: 0.5rem 1rem; }
 .metrics { margin-bottom: 0.75rem; align-items: end; }
 .metric .label { font-size: 0.875rem; line-height: 1.3; opacity: 0.85; }  /* long ones wrap */
@@ -40,6 +41,7 @@ _CSS = """
 .presenter .metric .value { font-size: 1.4rem; }
 @container (max-width: 380px) {  /* a phone: five numbers in a row would be cut ("Test accura") */
   .metrics { grid-template-columns: repeat(3, minmax(0, 1fr)); }
+  .metric .value { font-size: 1.35rem; }  /* "0.0154" in a third of a phone's width */
 }
 canvas { width: 100%; max-width: min(34rem, 52vh); aspect-ratio: 1 / 1; display: block; }
 .legend { display: flex; flex-wrap: wrap; gap: 0.35rem 1rem; margin-top: 0.25rem; opacity: 0.85; }
@@ -227,6 +229,7 @@ export default function (component) {
             if (!s.gone) { s.gone = true; s.trigger("ended", -1); }
             break;
           }
+          if (f && f.interval) rest = f.interval * 1000;  // the server's pace as of this frame
           if (f && f.seq !== undefined) {
             const said = `${f.finished}|${f.banner}`;
             if (show(f) && said !== `${s.data.frame.finished}|${s.data.frame.banner}`) tell(said, f.seq);
