@@ -70,8 +70,9 @@ Draw = Callable[[], None]
 def heartbeat(playing: bool, beat: Callable[[], None]) -> None:
     """While `playing`: `beat()` every HEARTBEAT_SECONDS, from a fragment that draws nothing.
     The page's frames play on a lease that its runs renew (pages/ui/frames.py); the slow
-    panels, which a class's many players stretch to a minute, needn't keep it alive, and a
-    beat costs the server and the browser next to nothing."""
+    panels, which a class's many players stretch to a minute, needn't keep it alive. A beat is
+    an empty script run, cheap for the server but ~0.13 s of a browser's CPU (Streamlit's page
+    handling the run, then collecting its garbage): hence one every HEARTBEAT_SECONDS, not more."""
 
     @st.fragment(run_every=HEARTBEAT_SECONDS if playing else None)
     def beating() -> None:
