@@ -242,28 +242,36 @@ def frames_per_second(pages: list, seconds: float) -> list[float]:
 
 
 def heavy_visitor(browser: Any = None, seconds: float = 15, light: int = 3) -> dict[str, Any]:
-    """`light` visitors play the default playground, alone and then while one more plays the
-    largest setup the sidebar allows (hidden 8 × 128, 2,000 points, 2,000 steps a second, both engines).
-    Frames a second of each: the light ones before and during, the heavy one during."""
+    """`light` visitors play the default playground: alone, then while one more visitor plays the
+    same (the control: what any fourth browser on these cores costs them), then while one more
+    plays the largest setup the sidebar allows (hidden 8 × 128, 2,000 points, 2,000 steps a
+    second, both engines). Frames a second of each: the light ones in each phase, the heavy one."""
     with serve_app("bench-heavy.log") as url, own_browser(browser) as browser:
         browsers_in_the_back_row()
         players = [open_playground(browser, url, seed) for seed in range(light)]
         for page in players:
-            page.get_by_role("button", name="Play").click()
-            page.get_by_role("button", name="Pause").wait_for()
-            page.evaluate(WATCH)
+            play(page)
         alone = frames_per_second(players, seconds)
+        fourth = open_playground(browser, url, light)
+        play(fourth)
+        *beside, _ = frames_per_second([*players, fourth], seconds)
+        fourth.context.close()
         heavy = open_tab(browser, f"{url}/playground?{HEAVY}&epochs=100000", "2D playground", TIMEOUT_MS)
-        heavy.get_by_role("button", name="Play").click()
-        heavy.get_by_role("button", name="Pause").wait_for()
-        heavy.evaluate(WATCH)
+        play(heavy)
         heavy.wait_for_function("window.__frames >= 2", timeout=TIMEOUT_MS)  # it is playing
         *during, heavy_fps = frames_per_second([*players, heavy], seconds)
         note = heavy.locator(".st-key-pg_plane .note").inner_text()  # what the plane says of its steps
         for page in [*players, heavy]:
             page.context.close()
         browsers_in_the_back_row(nice=0)
-    return {"alone": alone, "during": during, "heavy": heavy_fps, "note": note}
+    return {"alone": alone, "beside": beside, "during": during, "heavy": heavy_fps, "note": note}
+
+
+def play(page) -> None:
+    """Press Play and count the plane's frames from now on (`window.__frames`)."""
+    page.get_by_role("button", name="Play").click()
+    page.get_by_role("button", name="Pause").wait_for()
+    page.evaluate(WATCH)
 
 
 def churn(browser, url: str, pid: int, sessions: int = 50, batch: int = 10, ttl: float = TTL) -> list[float]:

@@ -56,6 +56,14 @@ def test_a_click_still_lands_under_load(hall):
 # that; python -m bench.load's 50 visitors (docs/hosting.md) do.
 RSS_NOISE_MB = 20
 
+# The three's frames/s beside the heavy visitor, against beside an ordinary fourth (the control).
+# Without the control, 0.5x of their rate alone held while a frame was capped at 10/s; uncapped
+# (up to 40/s shared), a CI run gave 0.45x (11.7 -> 5.3): the fourth browser on these cores
+# took that, not the heavy frames. Against the control, runs here gave 0.70-0.76x (0.84-0.88x
+# with two busy loops besides); a class
+# frozen behind the heavy visitor (before turns went by compute) got 0.01x.
+HEAVY_VS_ORDINARY = 0.4
+
 
 def test_memory_grows_at_most_100_mb_per_50_visitors_and_levels_off(hall):
     _, memory = hall
@@ -67,18 +75,23 @@ def test_memory_grows_at_most_100_mb_per_50_visitors_and_levels_off(hall):
 
 def test_a_heavy_visitor_slows_itself_not_the_class(browser):
     """Three visitors play the default playground; a fourth plays the sidebar's largest setup
-    (8 × 128 hidden, 2,000 points, 2,000 steps a second, both engines). Before frames had a compute budget
-    and turns went by arrival, the three dropped from 9.6 to 0.1 frames a second."""
+    (8 × 128 hidden, 2,000 points, 2,000 steps a second, both engines). Before frames had a compute
+    budget and turns went by arrival, the three dropped from 9.6 to 0.1 frames a second.
+
+    Any fourth browser on these 2 cores slows the three: alone, each now gets up to its share of
+    the replica's 40 frames/s, and the browsers, not the server, use most of the cores. So the
+    heavy visitor is held against the control, an ordinary fourth visitor playing the default."""
     seen = heavy_visitor(browser, seconds=15)
     text = (
         "frames/s of the three alone: " + ", ".join(f"{f:.1f}" for f in seen["alone"])
-        + "; with the heavy visitor: " + ", ".join(f"{f:.1f}" for f in seen["during"])
+        + "; beside an ordinary fourth: " + ", ".join(f"{f:.1f}" for f in seen["beside"])
+        + "; beside the heavy visitor: " + ", ".join(f"{f:.1f}" for f in seen["during"])
         + f"; the heavy visitor: {seen['heavy']:.2f}; its plane says: {seen['note']!r}"
     )  # fmt: skip
     print("\n" + text)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     (ARTIFACTS / "load-heavy.txt").write_text(text + "\n")
-    for alone, during in zip(seen["alone"], seen["during"], strict=True):
-        assert during >= 0.5 * alone, text
+    for beside, during in zip(seen["beside"], seen["during"], strict=True):
+        assert during >= HEAVY_VS_ORDINARY * beside, text
     assert seen["heavy"] >= 0.5, text
     assert "steps a second" in seen["note"] and "50 ms" in seen["note"], text
