@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 import pytest
+import tomllib
 import yaml
 from packaging.requirements import Requirement
 
@@ -74,6 +75,20 @@ def test_the_lock_pins_every_requirement_exactly_with_hashes():
             assert requirement.specifier.contains(version), f"{requirement} but {version} is locked"
     assert "torch" not in pins
     assert not [name for name in pins if name.startswith(("nvidia-", "triton", "torchvision"))]
+
+
+def test_the_packages_app_extra_asks_for_what_requirements_txt_pins():
+    """`pip install ".[app]"` gets the Streamlit range the tests pass on, not an older one that
+    the app's reach past Streamlit's public API (pages/ui/internals.py) was never tested on."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extra = {r.name: r for r in map(Requirement, project["optional-dependencies"]["app"])}
+    pinned = requirements()
+    assert set(extra) == {"streamlit", "threadpoolctl"}
+    for name, requirement in extra.items():
+        assert requirement.specifier == pinned[name].specifier, (requirement, pinned[name])
+    library = {r.name: r for r in map(Requirement, project["dependencies"])}
+    for name, requirement in library.items():
+        assert requirement.specifier == pinned[name].specifier, (requirement, pinned[name])
 
 
 def test_the_torch_lock_is_the_cpu_build_from_pytorchs_index():
