@@ -3,7 +3,8 @@
 Run: python -m bench.browser_fps [--seconds 20] [--speed 100]. Serves the app, opens the
 playground at its default preset in Debian's Chromium (1400×900), presses Play and, for the
 given time, records in the page every new step the plane draws (a frame the visitor saw), the
-bytes the server sent (frames over HTTP, the page's updates over the websocket), the CPU time
+bytes the server sent (frames over the frame socket, or HTTP if it won't open; the page's
+updates over Streamlit's websocket), the CPU time
 the browser's processes used a frame, by process (at 2 frames a second, `--speed 2`, a frame's
 request costs about as much as its drawing), and its long tasks (main-thread time spent above
 50 ms at a stretch: rendering that blocks the next frame). The server's build time a frame is
@@ -22,7 +23,7 @@ from collections.abc import Sequence
 from bench.load import cpu_seconds, descendants
 from bench.timing import table
 from pages.ui.frames import PATH
-from tests.harness import PLANE_STEP_JS, chromium, serve_app, wait_for_app
+from tests.harness import NO_FRAME_SOCKET_JS, PLANE_STEP_JS, chromium, serve_app, wait_for_app
 
 TARGET_FPS = 30  # frames a second a lone visitor should see at the default speed (TF Playground: 34)
 DEFAULT_SPEED = 100  # steps a second: the playground's default
@@ -43,21 +44,32 @@ WATCH = """() => {
 }""".replace("PLANE_STEP", PLANE_STEP_JS)
 
 
-def measure(url: str, seconds: float, speed: int) -> dict[str, float]:
+def measure(url: str, seconds: float, speed: int, http: bool = False) -> dict[str, float]:
+    """The measures of one tab's Play; with `http`, its frames over HTTP (the canvas's fallback
+    when its frame socket won't open, and how every frame came before it had one)."""
     with chromium() as browser:
         page = browser.new_page(viewport={"width": 1400, "height": 900})
+        if http:
+            page.add_init_script(NO_FRAME_SOCKET_JS)
         page.set_default_timeout(120_000)
-        received, fetched = [0], [0, 0]  # websocket bytes; frame route answers and their bytes
+        received = Counter()  # messages and bytes: over the frame socket, and Streamlit's websocket
+        fetched = [0, 0]  # frames over HTTP (the canvas's fallback), and their bytes
 
         def on_response(response) -> None:
             if PATH in response.url:
                 fetched[0] += 1
                 fetched[1] += int(response.headers.get("content-length", 0))
 
-        page.on(
-            "websocket",
-            lambda ws: ws.on("framereceived", lambda f: received.__setitem__(0, received[0] + len(f))),
-        )
+        def on_socket(socket) -> None:
+            kind = "frames" if PATH in socket.url else "page"
+
+            def got(message) -> None:
+                received[kind] += 1
+                received[f"{kind} bytes"] += len(message)
+
+            socket.on("framereceived", got)
+
+        page.on("websocket", on_socket)
         page.on("response", on_response)
         # A run long enough to outlast the measurement (the default 2,000 epochs end in ~30 s).
         page.goto(f"{url}/playground?sps={speed}&epochs=100000&debug=1")
@@ -66,7 +78,7 @@ def measure(url: str, seconds: float, speed: int) -> dict[str, float]:
         page.get_by_role("button", name="Pause").wait_for()
         page.wait_for_timeout(2000)  # warm-up: the first frames carry the whole page
         page.evaluate(WATCH)
-        ws_before, http_before = received[0], list(fetched)
+        before, http_before = received.copy(), list(fetched)
         cpu_before, start = browser_cpu_seconds(), time.perf_counter()
         page.wait_for_timeout(seconds * 1000)
         frames = page.evaluate("window.__frames.length")
@@ -81,12 +93,15 @@ def measure(url: str, seconds: float, speed: int) -> dict[str, float]:
     n = max(frames, 1)
     return {
         "frames/s seen in the browser": frames / elapsed,
+        "frames/s over the frame socket": (received["frames"] - before["frames"]) / elapsed,
         "frames/s fetched over HTTP": (fetched[0] - http_before[0]) / elapsed,
         "server build per frame (ms)": build_ms,
         "browser CPU per frame (ms)": 1000 * cpu.total() / n,
         **{f"  {label}": 1000 * cpu[kind] / n for kind, label in KINDS.items()},
-        "KiB per frame over HTTP": (fetched[1] - http_before[1]) / n / 1024,
-        "KiB/s over the websocket": (received[0] - ws_before) / elapsed / 1024,
+        "KiB per frame": (received["frames bytes"] - before["frames bytes"] + fetched[1] - http_before[1])
+        / n
+        / 1024,
+        "KiB/s over Streamlit's websocket": (received["page bytes"] - before["page bytes"]) / elapsed / 1024,
         "browser long tasks (ms/s)": long_ms / elapsed,
     }
 
@@ -150,11 +165,23 @@ def report(result: dict[str, float], seconds: float, speed: int) -> str:
     )
 
 
+def transports(socket: dict[str, float], http: dict[str, float]) -> str:
+    """The frame socket against the baseline, the same Play with its frames over HTTP."""
+    cpu = "browser CPU per frame (ms)"
+    return (
+        f"the same Play with its frames over HTTP (the baseline): {http['frames/s seen in the browser']:.2f} "
+        f"frames/s, {http[cpu]:.2f} ms of browser CPU a frame; over the frame socket "
+        f"{socket[cpu]:.2f} ms: HTTP / socket = {http[cpu] / socket[cpu]:.2f}x"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     args = arguments(argv)
     with serve_app("bench-browser-fps.log") as url:
         result = measure(url, args.seconds, args.speed)
+        baseline = measure(url, args.seconds, args.speed, http=True)
     print(report(result, args.seconds, args.speed))
+    print(transports(result, baseline))
 
 
 if __name__ == "__main__":

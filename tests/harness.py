@@ -5,6 +5,7 @@ Shared by the browser tests (tests/conftest.py) and the browser benchmarks (benc
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -66,6 +67,33 @@ def plane_metrics(tab) -> list[str]:
 
 class ServerError(RuntimeError):
     """The app did not come up."""
+
+
+def frame_statuses(tab) -> list[int]:
+    """The statuses of the frames `tab`'s plane gets over its frame socket from now on (a list
+    that grows as they come; pages/ui/frames.py's frame_socket)."""
+    from pages.ui.frames import PATH
+
+    statuses: list[int] = []
+
+    def watch(socket) -> None:
+        if PATH in socket.url:
+            socket.on("framereceived", lambda answer: statuses.append(json.loads(answer)["status"]))
+
+    tab.on("websocket", watch)
+    return statuses
+
+
+# An init script for a tab whose frame socket never opens (a proxy that won't upgrade the frame
+# route's path): the plane's canvas then asks for its frames over HTTP, as it did before it had one.
+NO_FRAME_SOCKET_JS = """(() => {
+  const Real = window.WebSocket;
+  window.WebSocket = function (url, protocols) {
+    return new Real(String(url).includes("/api/playground/frame") ? "ws://127.0.0.1:9/" : url, protocols);
+  };
+  Object.assign(window.WebSocket, { CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3 });
+  window.WebSocket.prototype = Real.prototype;
+})()"""
 
 
 def chromium_path() -> str | None:

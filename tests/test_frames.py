@@ -2,6 +2,7 @@
 
 import gc
 import itertools
+import json
 import threading
 import time
 from dataclasses import replace
@@ -30,6 +31,7 @@ from pages.ui.frames import (
     routes,
     serve_frame,
 )
+from tests.harness import free_port
 
 QUICK = replace(Settings(), epochs=10)  # full batch: one step an epoch, ten steps in all
 
@@ -228,7 +230,7 @@ def test_the_route_lives_under_the_servers_base_url_path(base, path):
     before = config.get_option("server.baseUrlPath")
     config.set_option("server.baseUrlPath", base)
     try:
-        assert frame_path() == path and [r.path for r in routes()] == [path]
+        assert frame_path() == path and [r.path for r in routes()] == [path, path]  # HTTP and WebSocket
     finally:
         config.set_option("server.baseUrlPath", before)
 
@@ -374,3 +376,53 @@ def test_a_unit_on_the_plane_is_its_map_in_every_frame_while_it_plays():
     assert frame["image"] == unit_image(unit_plane(run, (1, 0)))
     gone = stream.update(run, 100, playing=False, focus=(9, 0))  # a unit the network no longer has
     assert gone["focus"] == "" and gone["image"] != shown["image"]
+
+
+@pytest.fixture
+def socket_url():
+    """The frame routes on a server of their own (uvicorn, as Streamlit serves them), and the
+    frame socket's ws:// URL."""
+    import uvicorn
+    from starlette.applications import Starlette
+
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(Starlette(routes=routes()), host="127.0.0.1", port=port, log_level="warning")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "the server didn't start"
+        time.sleep(0.01)
+    yield f"ws://127.0.0.1:{port}{PATH}"
+    server.should_exit = True
+    thread.join(10)
+
+
+def test_the_frame_socket_answers_each_token_it_is_sent_with_the_routes_answer(socket_url):
+    from websockets.sync.client import connect
+
+    stream = playing(speed=100)
+    with connect(socket_url) as socket:
+        answers = []
+        for token in (stream.token, stream.token, "guessed", "x" * 5000, stream.token):
+            socket.send(token)
+            answers.append(json.loads(socket.recv(timeout=30)))
+    assert [a["status"] for a in answers] == [200, 200, 410, 410, 200]
+    assert answers[2] == answers[3] == {"status": 410, "error": GONE}
+    seqs = [a["seq"] for a in answers if a["status"] == 200]
+    assert seqs == sorted(seqs) and len(set(seqs)) == 3  # three frames, in order, each new
+    assert all(
+        a["playing"] and a["image"].startswith("data:image/png") for a in answers if a["status"] == 200
+    )
+
+
+def test_a_paused_stream_answers_over_the_socket_that_it_stopped(socket_url):
+    from websockets.sync.client import connect
+
+    stream = playing(speed=100)
+    stream.pause()
+    with connect(socket_url) as socket:
+        socket.send(stream.token)
+        assert json.loads(socket.recv(timeout=30)) == {"status": 200, "playing": False}

@@ -23,7 +23,14 @@ from pages.ui import playground as panels
 from pages.ui import touch
 from pages.ui.frames import GONE, LEASE_SECONDS, PATH, STEP_SECONDS, TOKEN_HEADER, serve_frame
 from tests.conftest import open_page, shoot, wait_for_app
-from tests.harness import ARTIFACTS, button, plane_metric, plane_metrics
+from tests.harness import (
+    ARTIFACTS,
+    NO_FRAME_SOCKET_JS,
+    button,
+    frame_statuses,
+    plane_metric,
+    plane_metrics,
+)
 from tests.legibility import axe_findings, report
 
 PAGE = "pages/playground.py"
@@ -396,15 +403,14 @@ def wait_for_plane(page, at_least: int, timeout: float = 120) -> int:
 
 @pytest.mark.browser
 def test_play_in_chromium_advances_and_redraws_then_pauses(page, app_url):
-    fetched = []  # the frames the plane asked the server for, over plain HTTP
-    page.on("response", lambda r: fetched.append(r.status) if PATH in r.url else None)
+    fetched = frame_statuses(page)  # the frames the plane asked the server for, over its socket
     page.goto(f"{app_url}/playground")
     wait_for_app(page, heading="2D playground")
     assert wait_for_plane(page, 0) == 0 and step_metric(page) == 0
     page.get_by_role("button", name="Play").click()
     drawn = wait_for_plane(page, 30)  # the canvas redraws the boundary as the steps go by
     assert drawn >= 30 and step_metric(page) >= 30  # 100 steps a second, a few a frame alone
-    assert len(fetched) >= 3 and set(fetched) == {200}  # the frames: fetched, not reruns
+    assert len(fetched) >= 3 and set(fetched) == {200}  # the frames: asked for, not reruns
     # The slow panels redraw on their own timers meanwhile: the curves get lines, then longer ones.
     curves = page.wait_for_function(f"() => ({CURVES_JS}) || false").json_value()
     page.wait_for_function(f"drawn => ({CURVES_JS}) !== drawn", arg=curves)
@@ -417,6 +423,22 @@ def test_play_in_chromium_advances_and_redraws_then_pauses(page, app_url):
     assert step_metric(page) == paused and plane_step(page) == paused
     assert page.locator('[data-testid="stException"]').count() == 0
     shoot(page, "playground-paused.png")
+
+
+@pytest.mark.browser
+def test_without_a_frame_socket_the_canvas_asks_for_its_frames_over_http(page, app_url):
+    assert PATH in NO_FRAME_SOCKET_JS
+    page.add_init_script(NO_FRAME_SOCKET_JS)
+    fetched = []
+    page.on("response", lambda r: fetched.append(r.status) if PATH in r.url else None)
+    page.goto(f"{app_url}/playground")
+    wait_for_app(page, heading="2D playground")
+    page.get_by_role("button", name="Play").click()
+    assert wait_for_plane(page, 30) >= 30
+    assert len(fetched) >= 3 and set(fetched) == {200}
+    page.get_by_role("button", name="Pause").click()
+    page.get_by_role("button", name="Play").wait_for()
+    assert page.locator('[data-testid="stException"]').count() == 0
 
 
 @pytest.mark.browser
@@ -562,8 +584,11 @@ def test_a_closed_tabs_token_stops_training_within_the_lease(browser, app_url):
     context = browser.new_context(viewport={"width": 1400, "height": 900})
     tab = context.new_page()
     tab.set_default_timeout(90_000)
-    tokens = []
-    tab.on("request", lambda r: tokens.append(r.headers.get(TOKEN_HEADER.lower())) if PATH in r.url else None)
+    tokens = []  # what the canvas sends over its frame socket: the token, one message a frame
+    tab.on(
+        "websocket",
+        lambda ws: ws.on("framesent", lambda token: tokens.append(token)) if PATH in ws.url else None,
+    )
     tab.goto(f"{app_url}/playground?epochs=100000")
     wait_for_app(tab, heading="2D playground")
     tab.get_by_role("button", name="Play").click()
