@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import math
 import os
 import statistics
@@ -25,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench.timing import table
-from tests.harness import COUNT_FRAMES_JS, chromium, open_tab, serve_app, wait_for_app
+from tests.harness import COUNT_FRAMES_JS, NO_FRAME_SOCKET_JS, chromium, open_tab, serve_app, wait_for_app
 
 WATCH = COUNT_FRAMES_JS  # counts the frames a visitor sees
 VIEWPORT = {"width": 1280, "height": 720}
@@ -123,8 +124,13 @@ class Probe:
         self._thread.join()
 
 
-def open_playground(browser, url: str, seed: int):
-    return open_tab(browser, f"{url}/playground?seed={seed}&epochs=100000", "2D playground", TIMEOUT_MS)
+def open_playground(browser, url: str, seed: int, http: bool = False):
+    """A visitor on the playground; with `http`, one whose frames come over HTTP (the canvas's
+    fallback when its frame socket won't open, and every frame's way before it had one)."""
+    script = NO_FRAME_SOCKET_JS if http else None
+    return open_tab(
+        browser, f"{url}/playground?seed={seed}&epochs=100000", "2D playground", TIMEOUT_MS, script=script
+    )
 
 
 def start_mnist(browser, url: str, epochs: int = MNIST_EPOCHS):
@@ -145,30 +151,38 @@ def run_mnist(pages: list) -> list[float]:
 
 
 def measure(
-    browser, url: str, pid: int, sessions: int, seconds: float, mnist: int, epochs: int = MNIST_EPOCHS
+    browser,
+    url: str,
+    pid: int,
+    sessions: int,
+    seconds: float,
+    mnist: int,
+    epochs: int = MNIST_EPOCHS,
+    http: bool = False,
 ) -> dict[str, float]:
-    """One row of the table: K playing visitors and `mnist` MNIST runs of `epochs`, for `seconds`."""
-    players = [open_playground(browser, url, seed) for seed in range(sessions)]
+    """One row of the table: K playing visitors and `mnist` MNIST runs of `epochs`, for `seconds`;
+    with `http`, the visitors' frames over HTTP."""
+    players = [open_playground(browser, url, seed, http) for seed in range(sessions)]
     trainers = [start_mnist(browser, url, epochs) for _ in range(mnist)]
     for page in players:
         page.get_by_role("button", name="Play").click()
     for page in players:
         page.get_by_role("button", name="Pause").wait_for()
         page.evaluate(WATCH)
-    server_cpu, (busy, total) = cpu_seconds(pid), machine_busy()
+    counted = [counted_frames(page) for page in players]  # each page's rate over its own interval
     with Probe(url, pid) as probe:
-        start = time.perf_counter()
+        # The CPU over the same `elapsed` as the rates (reading 32 tabs takes seconds under load)
+        server_cpu, (busy, total), start = cpu_seconds(pid), machine_busy(), time.perf_counter()
         mnist_times = run_mnist(trainers) if trainers else []
         left = seconds - (time.perf_counter() - start)
         if left > 0:
             (players or trainers)[0].wait_for_timeout(left * 1000)
         elapsed = time.perf_counter() - start
-        fps = sorted(page.evaluate("window.__frames") / elapsed for page in players)
+        server_cpu, (busy2, total2) = (cpu_seconds(pid) - server_cpu) / elapsed, machine_busy()
+        fps = sorted(rate(counted_frames(page), then) for page, then in zip(players, counted, strict=True))
         if os.environ.get("MLP_BENCH_VERBOSE"):
             print("frames/s of each visitor:", " ".join(f"{f:.2f}" for f in fps), flush=True)
-    server_cpu = (cpu_seconds(pid) - server_cpu) / elapsed
     frames = sum(fps) * elapsed
-    busy2, total2 = machine_busy()
     pause_seconds = []
     for page in players:  # a click must still land: Pause, timed until the page shows Play
         clicked = time.perf_counter()
@@ -180,6 +194,7 @@ def measure(
     latencies = sorted(probe.latencies) or [float("nan")]
     return {
         "sessions": sessions,
+        "frames over": "HTTP" if http else "socket",
         "fps min": fps[0] if fps else float("nan"),
         "fps median": statistics.median(fps) if fps else float("nan"),
         "mnist s": max(mnist_times) if mnist_times else float("nan"),
@@ -204,10 +219,12 @@ def lecture_hall(
     browser: Any = None,
     epochs: int = MNIST_EPOCHS,
     batch: int = 10,
+    http: bool = False,
 ) -> tuple[list[dict[str, float]], dict[str, Any]]:
-    """Every K in `counts` against one server; the server's memory before, and after the
-    sessions closed and expired (`server.disconnectedSessionTTL` is set short for that); then
-    `visitors` more coming and going, `batch` at a time, and the memory after each batch."""
+    """Every K in `counts` against one server (with `http`, each K again with its frames over
+    HTTP: the baseline); the server's memory before, and after the sessions closed and expired
+    (`server.disconnectedSessionTTL` is set short for that); then `visitors` more coming and
+    going, `batch` at a time, and the memory after each batch."""
     options = {"server.disconnectedSessionTTL": str(TTL), **(options or {})}
     with serve_app("bench-load.log", options) as url, own_browser(browser) as browser:
         pid = serve_app.pid
@@ -216,9 +233,10 @@ def lecture_hall(
         alone = measure(browser, url, pid, 0, 0, 1, epochs)["mnist s"] if mnist else float("nan")
         rows = []
         for k in counts:
-            row = measure(browser, url, pid, k, seconds, mnist, epochs)
-            row["mnist vs alone"] = row["mnist s"] / alone
-            rows.append(row)
+            for over_http in (False, True) if http else (False,):
+                row = measure(browser, url, pid, k, seconds, mnist, epochs, over_http)
+                row["mnist vs alone"] = row["mnist s"] / alone
+                rows.append(row)
         memory["rss peak MB"] = max(row["rss peak MB"] for row in rows)
         memory["rss after MB"] = expire(browser, url, pid, TTL)
         memory["mnist alone s"], memory["mnist epochs"] = alone, epochs
@@ -231,14 +249,23 @@ def lecture_hall(
 HEAVY = "hidden=" + ",".join(["128"] * 8) + "&n=2000&sps=2000&compare=1"  # the sidebar's largest setup
 
 
+def counted_frames(page) -> tuple[float, float]:
+    """The frames `page` has seen since WATCH began counting, and when (its own clock, in s)."""
+    frames, now = page.evaluate("[window.__frames, performance.now()]")
+    return frames, now / 1000
+
+
+def rate(now: tuple[float, float], then: tuple[float, float]) -> float:
+    """Frames a second between two of a page's counted_frames: each page's own interval, so that
+    the seconds it takes to read 32 tabs one after another count for none of them."""
+    return (now[0] - then[0]) / (now[1] - then[1])
+
+
 def frames_per_second(pages: list, seconds: float) -> list[float]:
     """Frames each of `pages` saw (a change of its plane's step) over the next `seconds`."""
-    for page in pages:
-        page.evaluate("window.__frames = 0")
-    start = time.perf_counter()
+    counted = [counted_frames(page) for page in pages]
     pages[0].wait_for_timeout(seconds * 1000)
-    elapsed = time.perf_counter() - start
-    return [page.evaluate("window.__frames") / elapsed for page in pages]
+    return [rate(counted_frames(page), then) for page, then in zip(pages, counted, strict=True)]
 
 
 def heavy_visitor(browser: Any = None, seconds: float = 15, light: int = 3) -> dict[str, Any]:
@@ -317,6 +344,7 @@ def own_browser(browser: Any) -> Iterator[Any]:
 
 COLUMNS = (
     ("sessions", "K", "{:.0f}"),
+    ("frames over", "frames over", "{}"),
     ("fps min", "frames/s min", "{:.2f}"),
     ("fps median", "frames/s median", "{:.2f}"),
     ("mnist vs alone", "MNIST vs alone", "{:.1f}×"),
@@ -339,6 +367,13 @@ def report(rows: list[dict[str, float]], memory: dict[str, float]) -> str:
         f"{memory['rss after MB']:.0f} MB after every session closed; "
         f"an MNIST run ({memory['mnist epochs']} epochs, the sample) alone: {memory['mnist alone s']:.1f} s"
     )
+    for socket, http in itertools.pairwise(rows):
+        if (socket["frames over"], http["frames over"]) == ("socket", "HTTP") and socket["sessions"]:
+            lines.append(
+                f"K = {socket['sessions']}, frames over the socket / over HTTP (the baseline): "
+                f"frames/s min {socket['fps min'] / http['fps min']:.2f}x, "
+                f"median {socket['fps median'] / http['fps median']:.2f}x"
+            )
     playing = [row for row in rows if row["sessions"] and math.isfinite(row["server ms a frame"])]
     if playing:
         row = max(playing, key=lambda r: r["sessions"])
@@ -367,12 +402,17 @@ def arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seconds", type=float, default=20)
     parser.add_argument("--mnist", type=int, default=2, help="MNIST runs started with each K")
     parser.add_argument("--visitors", type=int, default=50, help="then this many come and go, 10 at a time")
+    parser.add_argument(
+        "--http",
+        action="store_true",
+        help="each K again with its frames over HTTP (the baseline), and the ratio",
+    )
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = arguments(argv)
-    rows, memory = lecture_hall(args.sessions, args.seconds, args.mnist, args.visitors)
+    rows, memory = lecture_hall(args.sessions, args.seconds, args.mnist, args.visitors, http=args.http)
     print(f"{args.seconds:g} s of K visitors playing the 2D playground, {args.mnist} MNIST runs at once:")
     print(report(rows, memory))
 

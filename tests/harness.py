@@ -181,10 +181,20 @@ def wait_for_app(tab, heading: str | None = None, title: bool = True) -> None:
         tab.wait_for_function("() => getComputedStyle(document.documentElement).fontSize === '20px'")
 
 
-def open_tab(browser, url: str, heading: str, timeout_ms: int, size: tuple[int, int] = (1280, 720)):
+def open_tab(
+    browser,
+    url: str,
+    heading: str,
+    timeout_ms: int,
+    size: tuple[int, int] = (1280, 720),
+    script: str | None = None,
+):
     """A visitor of their own: a new browser context (no shared cookies or session) on `url`,
-    once the page titled `heading` has drawn. Every later wait gets `timeout_ms`."""
+    once the page titled `heading` has drawn. Every later wait gets `timeout_ms`. A `script`
+    runs in every page of the context before the page's own (Playwright's init script)."""
     context = browser.new_context(viewport={"width": size[0], "height": size[1]})
+    if script:
+        context.add_init_script(script)
     tab = context.new_page()
     tab.set_default_timeout(timeout_ms)
     tab.goto(url)

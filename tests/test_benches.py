@@ -120,7 +120,12 @@ def test_load_parses_its_arguments_and_reports():
 
     assert arguments([]).sessions == [1, 8, 16]
     assert arguments(["--sessions", "2", "4"]).sessions == [2, 4]
-    row = {key: 1.0 for key, _, _ in COLUMNS} | {"sessions": 8, "server ms a frame": 12.5}
+    assert not arguments([]).http and arguments(["--http"]).http
+    row = {key: 1.0 for key, _, _ in COLUMNS} | {
+        "sessions": 8,
+        "frames over": "socket",
+        "server ms a frame": 12.5,
+    }
     memory = {
         "rss start MB": 300.0,
         "rss peak MB": 500.0,
@@ -133,6 +138,12 @@ def test_load_parses_its_arguments_and_reports():
     text = report([row], memory)
     assert "frames/s min" in text and "300 MB at start" in text and "after each 5 more visitors" in text
     assert "= 80 frames/s: 40 visitors at 2 frames/s, 8 at 10" in text  # 1000 ms / 12.5 ms a frame
+    assert "over HTTP (the baseline)" not in text
+    baseline = row | {"frames over": "HTTP", "fps min": 0.5, "fps median": 0.8}
+    text = report([row, baseline], memory)
+    assert (
+        "K = 8, frames over the socket / over HTTP (the baseline): frames/s min 2.00x, median 1.25x" in text
+    )
 
 
 def test_server_memory_parses_its_arguments_and_reports():

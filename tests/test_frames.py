@@ -406,7 +406,7 @@ def test_the_frame_socket_answers_each_token_it_is_sent_with_the_routes_answer(s
     stream = playing(speed=100)
     with connect(socket_url) as socket:
         answers = []
-        for token in (stream.token, stream.token, "guessed", "x" * 5000, stream.token):
+        for token in (stream.token, stream.token, "guessed", b"\x00" * 5000, stream.token):
             socket.send(token)
             answers.append(json.loads(socket.recv(timeout=30)))
     assert [a["status"] for a in answers] == [200, 200, 410, 410, 200]

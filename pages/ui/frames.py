@@ -1,13 +1,14 @@
-"""The 2D playground's frames over plain HTTP: a playing canvas asks the server for each frame itself.
+"""The 2D playground's frames, outside Streamlit's reruns: a playing canvas asks for each one itself.
 
 A frame drawn through a Streamlit rerun costs the visitor's browser a whole page update: at 10
 frames a second that was 100-200 ms of browser CPU a frame, and with a class on one machine the
 browsers, not the server, ran out of time. So while a visitor plays, the plane's canvas
-(pages/ui/plane.py) fetches PATH with its token in a header; the server trains one frame's steps in the
-visitor's turn (mlp.train.turns) and answers with the boundary image and the numbers (~5 KB of
-JSON, one image decode and one canvas draw in the browser). The canvas asks for the next frame
-only once it has drawn the last, and the line hands turns out fairly, so a busy server gives
-each visitor fewer frames, never a frozen page.
+(pages/ui/plane.py) sends its token over a WebSocket to PATH, a message a frame (frame_socket;
+or, if that socket never opens, GETs PATH with the token in a header: frame_endpoint); either
+way the server trains one frame's steps in the visitor's turn (mlp.train.turns) and answers
+with the boundary image and the numbers (~4 KB of JSON, one image decode and one canvas draw in
+the browser). The canvas asks for the next frame only once it has drawn the last, and the line
+hands turns out fairly, so a busy server gives each visitor fewer frames, never a frozen page.
 
 The pace: a frame as soon as there is something new to show, up to a visitor's cap: at their
 speed in steps a second, a frame every 1/cap s with the steps due since the last one, or below
@@ -47,7 +48,7 @@ import streamlit as st
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route, WebSocketRoute
-from starlette.websockets import WebSocket, WebSocketDisconnect
+from starlette.websockets import WebSocket
 
 from mlp.figures.network import unit_image
 from mlp.figures.plane import shade_png
@@ -301,17 +302,13 @@ async def frame_socket(socket: WebSocket) -> None:
     a frame. Same token, same pace, same one frame in flight as over HTTP; the token is never in
     the URL (an access log keeps only the upgrade)."""
     await socket.accept()
-    try:
-        while True:
-            token = await socket.receive_text()
-            status, body = await answer(token)
-            await socket.send_text(
-                json.dumps(
-                    {"status": status, **body}, ensure_ascii=False, allow_nan=False, separators=(",", ":")
-                )
-            )
-    except WebSocketDisconnect:
-        pass  # the tab closed or left the page: nothing is owed to it
+    while True:
+        message = await socket.receive()
+        if message["type"] == "websocket.disconnect":
+            return  # the tab closed or left the page: nothing is owed to it
+        status, body = await answer(message.get("text") or "")  # bytes are no token: 410
+        reply = {"status": status, **body}
+        await socket.send_text(json.dumps(reply, ensure_ascii=False, allow_nan=False, separators=(",", ":")))
 
 
 def frame_path() -> str:
