@@ -387,7 +387,7 @@ def socket_url():
 
     port = free_port()
     server = uvicorn.Server(
-        uvicorn.Config(Starlette(routes=routes()), host="127.0.0.1", port=port, log_level="warning")
+        uvicorn.Config(Starlette(routes=routes()), host="127.0.0.1", port=port, log_config=None)
     )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -426,3 +426,34 @@ def test_a_paused_stream_answers_over_the_socket_that_it_stopped(socket_url):
     with connect(socket_url) as socket:
         socket.send(stream.token)
         assert json.loads(socket.recv(timeout=30)) == {"status": 200, "playing": False}
+
+
+def test_the_frame_socket_closes_on_a_message_no_page_sends(socket_url):
+    from websockets.exceptions import ConnectionClosed
+    from websockets.sync.client import connect
+
+    with connect(socket_url) as socket:
+        socket.send("x" * 5000)
+        with pytest.raises(ConnectionClosed) as closed:
+            socket.recv(timeout=30)
+    assert closed.value.rcvd.code == 1009
+
+
+def test_a_tab_that_goes_while_its_frame_is_drawn_leaves_the_stream_free_for_its_next_socket(socket_url):
+    from websockets.sync.client import connect
+
+    stream = playing(speed=100)
+    stream._next_slot = time.monotonic() + 0.5  # this frame waits half a second for its slot...
+    with connect(socket_url) as socket:
+        socket.send(stream.token)
+        deadline = time.monotonic() + 30
+        while not stream.in_flight.locked():  # the server has taken the frame...
+            assert time.monotonic() < deadline, "the frame never started"
+            time.sleep(0.01)
+        socket.socket.shutdown(2)  # ...and the tab is gone (no closing handshake) before it is drawn
+    while stream.in_flight.locked():
+        assert time.monotonic() < deadline, "the frame never ended"
+        time.sleep(0.01)
+    with connect(socket_url) as socket:  # the page's next socket gets its frames as before
+        socket.send(stream.token)
+        assert json.loads(socket.recv(timeout=30))["status"] == 200

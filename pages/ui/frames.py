@@ -48,7 +48,7 @@ import streamlit as st
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route, WebSocketRoute
-from starlette.websockets import WebSocket
+from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from mlp.figures.network import unit_image
 from mlp.figures.plane import shade_png
@@ -66,6 +66,7 @@ FRAME_BUDGET = 0.05  # seconds of CPU time a frame's training may take; the defa
 LEASE_SECONDS = 90.0  # a stream stops playing when its page has not run for this long
 FRAME_THREADS = 64  # frames waiting for their turn; their own pool, apart from Streamlit's file serving
 TOKEN_HEADER = "X-MLP-Stream"
+MAX_MESSAGE = 256  # characters of a frame socket's message: a token is 22; longer closes the socket
 GONE = "This page's session has ended on the server (it restarted, or you were away a long time)."
 BUSY = "One frame at a time."
 FAILED = "Training stopped: a frame failed on the server (its log has the details). Press Play to try again."
@@ -306,9 +307,17 @@ async def frame_socket(socket: WebSocket) -> None:
         message = await socket.receive()
         if message["type"] == "websocket.disconnect":
             return  # the tab closed or left the page: nothing is owed to it
-        status, body = await answer(message.get("text") or "")  # bytes are no token: 410
+        token = message.get("text") or ""  # bytes are no token: 410
+        if len(token) > MAX_MESSAGE:
+            await socket.close(code=1009)  # "message too big": no page sends one
+            return
+        status, body = await answer(token)
         reply = {"status": status, **body}
-        await socket.send_text(json.dumps(reply, ensure_ascii=False, allow_nan=False, separators=(",", ":")))
+        text = json.dumps(reply, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        try:
+            await socket.send_text(text)
+        except (WebSocketDisconnect, RuntimeError, OSError):
+            return  # the tab went (or closed its end) while its frame was drawn
 
 
 def frame_path() -> str:

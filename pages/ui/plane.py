@@ -211,8 +211,9 @@ export default function (component) {
   };
 
   // One frame from the server: [status, body or null]. Over the page's WebSocket to the frame
-  // route, one message a frame (a request over HTTP costs the browser ~8 ms more); over HTTP if
-  // the socket never opened (a proxy that won't upgrade this path). No answer in 30 s: an error.
+  // route, one message a frame (a request over HTTP costs the browser ~8 ms more), open while
+  // the plane plays; over HTTP if no socket of this tab ever opened (a proxy that won't upgrade
+  // this path; a server restarting later only means trying again). No answer in 30 s: an error.
   const overHttp = async (d) => {
     const r = await fetch(d.path, {
       cache: "no-store", headers: { [d.header]: d.stream }, signal: AbortSignal.timeout(30000),
@@ -232,17 +233,21 @@ export default function (component) {
         clearTimeout(timer);
         ws.onopen = ws.onmessage = ws.onclose = null;
         if (answer) return resolve(answer);
-        if (!ws.opened) s.http = true;  // it never opened: HTTP from now on
+        if (!s.opened) s.http = true;  // no socket of this tab ever opened: HTTP from now on
         ws.close();
         reject(error);
       };
       const timer = setTimeout(() => end(new Error("no answer in 30 s")), 30000);
       ws.onmessage = (e) => {
-        const { status, ...f } = JSON.parse(e.data);
-        end(null, [status, f]);
+        try {
+          const { status, ...f } = JSON.parse(e.data);
+          end(null, [status, f]);
+        } catch (error) {
+          end(error);
+        }
       };
       ws.onclose = () => end(new Error("the socket closed"));
-      const send = () => { ws.opened = true; ws.send(d.stream); };
+      const send = () => { s.opened = true; ws.send(d.stream); };
       if (ws.readyState === WebSocket.OPEN) send(); else ws.onopen = send;
     });
   };
@@ -280,7 +285,8 @@ export default function (component) {
       }
     } finally {
       s.loop = false;
-      if (!root.isConnected && s.ws) s.ws.close();  // the page left the playground
+      if (s.ws) s.ws.close();  // paused, finished or gone: the next Play opens another
+      s.ws = null;
     }
   };
 
