@@ -35,7 +35,6 @@ a session's end ends its stream.
 
 from __future__ import annotations
 
-import json
 import logging
 import secrets
 import threading
@@ -312,8 +311,7 @@ async def frame_socket(socket: WebSocket) -> None:
             await socket.close(code=1009)  # "message too big": no page sends one
             return
         status, body = await answer(token)
-        reply = {"status": status, **body}
-        text = json.dumps(reply, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        text = JSONResponse({"status": status, **body}).body.decode()  # as the HTTP route encodes it
         try:
             await socket.send_text(text)
         except (WebSocketDisconnect, RuntimeError, OSError):
