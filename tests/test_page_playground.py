@@ -807,7 +807,10 @@ def test_in_chromium_a_clicked_unit_goes_on_the_plane_and_a_clicked_edge_sets_a_
         page.mouse.click(*point)
         editor = page.locator(".st-key-pg_weight")
         expect(editor).to_contain_text("Weight from x1 to layer 1, unit 1")
+        # The box is filled with the weight on the same run, but may be drawn a moment later.
+        expect(page.get_by_label("New value")).not_to_have_value("")
         trained = page.get_by_label("New value").input_value()
+        expect(editor).to_contain_text(f"unit 1 = {trained}")
         page.get_by_label("New value").fill("oops")
         page.get_by_role("button", name="Apply").click()
         expect(editor).to_contain_text("is not one")
