@@ -50,6 +50,7 @@ SMOKE = {  # bench -> its tiny arguments, and what its output must say
         ["--rounds", "1", "--epochs", "1"],
         ["fit speed-up", "MNIST sample, batch 128", "UCI digits", "target"],
     ),
+    "turns": (["--seconds", "0.3", "--visitors", "1", "4"], ["CPU a turn", "line / lock"]),
 }
 BROWSER = {  # bench -> the arguments of its tiny real run
     "browser_fps": ["--seconds", "2"],

@@ -154,3 +154,48 @@ def test_a_heavy_visitor_still_gets_the_turns_the_light_ones_leave():
     for thread in threads:
         thread.join(30)
     assert min(served.values()) >= 5, served
+
+
+def test_a_turns_end_wakes_the_next_in_line_not_everyone_waiting(monkeypatch):
+    """With a class's frames in line, the end of a turn wakes the one whose turn is next: waking
+    all of them to find out cost the process 0.7-1.2 ms more CPU a turn with 32 waiting (bench.turns)."""
+    turns, visitors, holding = None, 16, []
+    blocker = threading.Lock()
+    blocker.acquire()
+
+    def hold() -> None:
+        with turns.turn("holder"):
+            holding.append(True)
+            blocker.acquire(timeout=30)
+
+    def visit(name: str) -> None:
+        with turns.turn(name, poll=30.0):  # no timeouts: every wake is a notification
+            pass
+
+    threads = [threading.Thread(target=hold)]
+    threads += [threading.Thread(target=visit, args=(f"v{i}",)) for i in range(visitors)]
+    woken = []
+
+    class Counting(threading.Condition):  # in use after the threads are made: only the line's count
+        def wait(self, timeout=None):
+            notified = super().wait(timeout)
+            woken.append(notified)
+            return notified
+
+    monkeypatch.setattr(threading, "Condition", Counting)
+    turns = Turns(share=1.0)
+    threads[0].start()
+    deadline = time.monotonic() + 30
+    while not holding:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    for thread in threads[1:]:
+        thread.start()
+    while turns.waiting < visitors:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    blocker.release()
+    for thread in threads:
+        thread.join(30)
+    assert turns.turns == visitors + 1
+    assert sum(woken) <= visitors + 2  # one a turn (all 16 at each turn's end: 136)
