@@ -5,8 +5,11 @@ and, for each K, opens K playground tabs in headless Chromium (each its own visi
 seed), presses Play in each, starts the MNIST runs, and for `seconds` records: every change of
 each tab's Step counter (a frame that visitor saw), the health endpoint's latency (polled 4× a
 second from another thread, as a load balancer would), the server's memory and CPU, and the
-whole machine's CPU (the browsers share it: know which side you are measuring). MNIST runs are
-timed Start → "done" against the same run alone, measured first.
+whole machine's CPU (the browsers share it: know which side you are measuring), and each side's
+CPU a frame: the server, Chromium's renderers, its other processes, Playwright. MNIST runs are
+timed Start → "done" against the same run alone, measured first. Last, what one replica holds
+with its browsers elsewhere: the lesser of what its CPU allows and what its line of frames
+allows (a default frame's turn, measured in this process before the server starts).
 """
 
 from __future__ import annotations
@@ -25,7 +28,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from bench.playground_frame import turn_ms
 from bench.timing import table
+from mlp.train.turns import SHARE
 from tests.harness import COUNT_FRAMES_JS, NO_FRAME_SOCKET_JS, chromium, open_tab, serve_app, wait_for_app
 
 WATCH = COUNT_FRAMES_JS  # counts the frames a visitor sees
@@ -72,6 +77,43 @@ def descendants(root: int) -> list[int]:
         found += kids
         todo += kids
     return sorted(found)
+
+
+SIDES = ("server", "renderers", "browser's other processes", "Playwright")
+
+
+def cpu_by_side(server: int) -> dict[str, float]:
+    """CPU seconds used so far by each side of the bench: the app's server (and any process it
+    started), Chromium's renderers (a tab's page each), Chromium's other processes (its main
+    process, the GPU process drawing every tab's frames, the network service), and Playwright's
+    driver. Processes that ended in between are not counted."""
+    used = dict.fromkeys(SIDES, 0.0)
+    for pid in descendants(os.getpid()):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                command = f.read()
+            seconds = cpu_seconds(pid)
+        except OSError:
+            continue  # gone already
+        if pid == server or server in ancestors(pid):
+            side = "server"
+        elif b"chrom" in command:
+            side = "renderers" if b"--type=renderer" in command else "browser's other processes"
+        else:
+            side = "Playwright"
+        used[side] += seconds
+    return used
+
+
+def ancestors(pid: int) -> list[int]:
+    """The processes above `pid`, its parent first."""
+    found = []
+    with contextlib.suppress(OSError, ValueError):
+        while pid > 1:
+            with open(f"/proc/{pid}/stat") as f:
+                pid = int(f.read().rsplit(")", 1)[1].split()[1])
+            found.append(pid)
+    return found
 
 
 def browsers_in_the_back_row(nice: int = 10) -> None:
@@ -173,12 +215,14 @@ def measure(
     with Probe(url, pid) as probe:
         # The CPU over the same `elapsed` as the rates (reading 32 tabs takes seconds under load)
         server_cpu, (busy, total), start = cpu_seconds(pid), machine_busy(), time.perf_counter()
+        sides = cpu_by_side(pid)
         mnist_times = run_mnist(trainers) if trainers else []
         left = seconds - (time.perf_counter() - start)
         if left > 0:
             (players or trainers)[0].wait_for_timeout(left * 1000)
         elapsed = time.perf_counter() - start
         server_cpu, (busy2, total2) = (cpu_seconds(pid) - server_cpu) / elapsed, machine_busy()
+        sides = {side: seconds - sides[side] for side, seconds in cpu_by_side(pid).items()}
         fps = sorted(rate(counted_frames(page), then) for page, then in zip(players, counted, strict=True))
         if os.environ.get("MLP_BENCH_VERBOSE"):
             print("frames/s of each visitor:", " ".join(f"{f:.2f}" for f in fps), flush=True)
@@ -207,6 +251,8 @@ def measure(
         # All in: the frames, the panels' reruns, clicks, health checks (and MNIST runs, if any).
         "server ms a frame": 1000 * server_cpu * elapsed / frames if frames else float("nan"),
         "machine cpu %": 100 * (busy2 - busy) / (total2 - total) * os.cpu_count(),
+        # Where the machine's CPU went, a frame at a time (the browsers share these cores here)
+        **{f"cpu a frame: {side}": 1000 * sides[side] / frames if frames else float("nan") for side in SIDES},
     }
 
 
@@ -226,10 +272,11 @@ def lecture_hall(
     (`server.disconnectedSessionTTL` is set short for that); then `visitors` more coming and
     going, `batch` at a time, and the memory after each batch."""
     options = {"server.disconnectedSessionTTL": str(TTL), **(options or {})}
+    turn = turn_ms()  # before the server starts: a frame's turn in the line, on a quiet machine
     with serve_app("bench-load.log", options) as url, own_browser(browser) as browser:
         pid = serve_app.pid
         browsers_in_the_back_row()
-        memory = {"rss start MB": rss_mb(pid)}
+        memory = {"rss start MB": rss_mb(pid), "turn ms": turn}
         alone = measure(browser, url, pid, 0, 0, 1, epochs)["mnist s"] if mnist else float("nan")
         rows = []
         for k in counts:
@@ -377,7 +424,11 @@ def report(rows: list[dict[str, float]], memory: dict[str, float]) -> str:
     playing = [row for row in rows if row["sessions"] and math.isfinite(row["server ms a frame"])]
     if playing:
         row = max(playing, key=lambda r: r["sessions"])
-        lines.append(replica_capacity(row["server ms a frame"], row["sessions"]))
+        lines.append(
+            f"CPU a frame at K = {row['sessions']}: "
+            + ", ".join(f"{side} {row[f'cpu a frame: {side}']:.1f} ms" for side in SIDES)
+        )
+        lines.append(replica_capacity(row["server ms a frame"], memory["turn ms"], row["sessions"]))
     if memory["churn MB"]:
         steps = ", ".join(f"{mb:.0f}" for mb in memory["churn MB"])
         batch = memory["churn batch"]
@@ -385,14 +436,21 @@ def report(rows: list[dict[str, float]], memory: dict[str, float]) -> str:
     return "\n".join(lines)
 
 
-def replica_capacity(ms_a_frame: float, sessions: int) -> str:
-    """Frames a second one replica delivers with its visitors' browsers elsewhere, derived from
-    the server's CPU per frame delivered (all in): a replica is one interpreter lock, one core."""
-    per_second = 1000 / ms_a_frame
+def replica_capacity(ms_a_frame: float, turn: float, sessions: int) -> str:
+    """Frames a second one replica delivers with its visitors' browsers elsewhere: a replica is
+    one interpreter lock, one core. Two bounds, the lesser holds: its CPU (1000 ms over the
+    server's CPU per frame delivered, all in: frames, panels, clicks, health checks), and its
+    line (mlp.train.turns), which gives frames at most SHARE of the time, a `turn` (ms of CPU)
+    each. With a class playing, the line is full (32 visitors: ~29 frames waiting at each
+    turn's start), so the line's bound is what a class gets unless the CPU runs out first."""
+    cpu, line = 1000 / ms_a_frame, SHARE * 1000 / turn
+    per_second = min(cpu, line)
     return (
-        f"one replica (one core of Python), its browsers elsewhere: 1000 ms / {ms_a_frame:.1f} ms of "
-        f"server CPU a frame (all in, at K = {sessions}) = {per_second:.0f} frames/s: "
-        f"{per_second / 2:.0f} visitors at 2 frames/s, {per_second / 10:.0f} at 10"
+        f"one replica (one core of Python), its browsers elsewhere: its CPU, 1000 ms / {ms_a_frame:.1f} ms "
+        f"of server CPU a frame (all in, at K = {sessions}) = {cpu:.0f} frames/s; its line, "
+        f"{SHARE:.0%} of the time / {turn:.2f} ms of CPU a frame's turn = {line:.0f} frames/s; "
+        f"the lesser, {per_second:.0f} frames/s: {per_second / 2:.0f} visitors at 2 frames/s, "
+        f"{per_second / 10:.0f} at 10"
     )
 
 

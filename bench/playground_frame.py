@@ -103,6 +103,17 @@ def route_frame(stream: Stream, seconds: float = STEP_SECONDS) -> float:
     return time.process_time() - start
 
 
+def turn_ms(frames: int = 30) -> float:
+    """Median CPU milliseconds of a busy server's default frame (10 steps, the plane, the
+    numbers, the image: Stream.next_frame, the part that holds a turn in the line), measured in
+    this process with NumPy's BLAS on one thread, as the app's server runs it."""
+    one_blas_thread()
+    stream = Stream("bench-turn")
+    stream.update(Playground(SETTINGS, make_points(SETTINGS)), SETTINGS.speed, playing=True)
+    times = [route_frame(stream) for _ in range(5 + frames)][5:]  # the first few warm up
+    return 1000 * statistics.median(times)
+
+
 def serialise(fig: go.Figure) -> str:
     return pio.to_json(fig.to_dict(), validate=False)  # what st.plotly_chart does with a Figure
 

@@ -117,7 +117,7 @@ def test_browser_mnist_parses_its_arguments_and_reports():
 
 
 def test_load_parses_its_arguments_and_reports():
-    from bench.load import COLUMNS, arguments, report
+    from bench.load import COLUMNS, SIDES, arguments, report
 
     assert arguments([]).sessions == [1, 8, 16]
     assert arguments(["--sessions", "2", "4"]).sessions == [2, 4]
@@ -126,8 +126,9 @@ def test_load_parses_its_arguments_and_reports():
         "sessions": 8,
         "frames over": "socket",
         "server ms a frame": 12.5,
-    }
+    } | {f"cpu a frame: {side}": 2.0 for side in SIDES}
     memory = {
+        "turn ms": 5.0,  # the line's bound: 0.6 × 1000 / 5 = 120 frames/s, above the CPU's
         "rss start MB": 300.0,
         "rss peak MB": 500.0,
         "rss after MB": 480.0,
@@ -138,7 +139,12 @@ def test_load_parses_its_arguments_and_reports():
     }
     text = report([row], memory)
     assert "frames/s min" in text and "300 MB at start" in text and "after each 5 more visitors" in text
-    assert "= 80 frames/s: 40 visitors at 2 frames/s, 8 at 10" in text  # 1000 ms / 12.5 ms a frame
+    assert "1000 ms / 12.5 ms of server CPU a frame (all in, at K = 8) = 80 frames/s" in text
+    assert "60% of the time / 5.00 ms of CPU a frame's turn = 120 frames/s" in text
+    assert "the lesser, 80 frames/s: 40 visitors at 2 frames/s, 8 at 10" in text
+    assert "CPU a frame at K = 8: server 2.0 ms, renderers 2.0 ms" in text
+    line_bound = report([row], memory | {"turn ms": 10.0})  # 0.6 × 1000 / 10 = 60, below the CPU's 80
+    assert "the lesser, 60 frames/s: 30 visitors at 2 frames/s, 6 at 10" in line_bound
     assert "over HTTP (the baseline)" not in text
     baseline = row | {"frames over": "HTTP", "fps min": 0.5, "fps median": 0.8}
     text = report([row, baseline], memory)
