@@ -9,21 +9,32 @@ the browser's processes used a frame, by process (at 2 frames a second, `--speed
 request costs about as much as its drawing), and its long tasks (main-thread time spent above
 50 ms at a stretch: rendering that blocks the next frame). The server's build time a frame is
 from the plane's debug line (?debug=1).
+
+With `--tf-playground DIR` (TensorFlow Playground built from its own source: `npm ci && npm run
+build` in a clone of tensorflow/playground; DIR is its dist/), the same Chromium then plays TF
+Playground, served from DIR on 127.0.0.1, at the same size: its frames a second (each a change of
+its epoch counter: it trains a step and redraws once an animation frame) and its browser CPU a
+frame, and this playground's rate against it.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import http.server
 import os
 import re
+import threading
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
 
 from bench.load import cpu_seconds, descendants
 from bench.timing import table
 from pages.ui.frames import PATH
-from tests.harness import NO_FRAME_SOCKET_JS, PLANE_STEP_JS, chromium, serve_app, wait_for_app
+from tests.harness import NO_FRAME_SOCKET_JS, PLANE_STEP_JS, chromium, free_port, serve_app, wait_for_app
 
 TARGET_FPS = 30  # frames a second a lone visitor should see at the default speed (TF Playground: 34)
 DEFAULT_SPEED = 100  # steps a second: the playground's default
@@ -44,11 +55,25 @@ WATCH = """() => {
 }""".replace("PLANE_STEP", PLANE_STEP_JS)
 
 
+VIEWPORT = {"width": 1400, "height": 900}
+# TF Playground's epoch counter: it changes once an animation frame while it plays
+TF_WATCH = """() => {
+  window.__frames = 0;
+  let last = null;
+  const counter = document.querySelector("#iter-number");
+  const tick = () => {
+    if (counter.textContent !== last) { window.__frames += 1; last = counter.textContent; }
+    requestAnimationFrame(tick);
+  };
+  requestAnimationFrame(tick);
+}"""
+
+
 def measure(url: str, seconds: float, speed: int, http: bool = False) -> dict[str, float]:
     """The measures of one tab's Play; with `http`, its frames over HTTP (the canvas's fallback
     when its frame socket won't open, and how every frame came before it had one)."""
     with chromium() as browser:
-        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page = browser.new_page(viewport=VIEWPORT)
         if http:
             page.add_init_script(NO_FRAME_SOCKET_JS)
         page.set_default_timeout(120_000)
@@ -106,6 +131,59 @@ def measure(url: str, seconds: float, speed: int, http: bool = False) -> dict[st
     }
 
 
+@contextmanager
+def serve_directory(directory: Path) -> Iterator[str]:
+    """A static web server for `directory` on 127.0.0.1 and a free port, in a thread; its URL."""
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:  # no line a request on the bench's output
+            pass
+
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", free_port()), functools.partial(Quiet, directory=str(directory))
+    )
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def measure_tf_playground(directory: Path, seconds: float) -> dict[str, float]:
+    """TF Playground (its built dist/ in `directory`) playing at its defaults in the same
+    Chromium and window size: its frames a second and the browser's CPU a frame."""
+    if not (directory / "index.html").is_file():
+        raise SystemExit(f"{directory}: no index.html (build TF Playground with `npm ci && npm run build`)")
+    with serve_directory(directory) as url, chromium() as browser:
+        page = browser.new_page(viewport=VIEWPORT)
+        page.set_default_timeout(120_000)
+        page.goto(f"{url}/index.html")
+        page.locator("#play-pause-button").click()
+        page.wait_for_function("document.querySelector('#iter-number').textContent !== '000,000'")
+        page.wait_for_timeout(2000)  # warm-up, as for this playground
+        page.evaluate(TF_WATCH)
+        cpu_before, start = browser_cpu_seconds(), time.perf_counter()
+        page.wait_for_timeout(seconds * 1000)
+        frames = page.evaluate("window.__frames")
+        elapsed = time.perf_counter() - start
+        cpu = browser_cpu_seconds()
+        cpu.subtract(cpu_before)
+        page.close()
+    return {"frames/s": frames / elapsed, "browser CPU per frame (ms)": 1000 * cpu.total() / max(frames, 1)}
+
+
+def against_tf_playground(ours: dict[str, float], tf: dict[str, float]) -> str:
+    """This playground's lone visitor against TF Playground, in the same Chromium and run."""
+    fps = ours["frames/s seen in the browser"]
+    return (
+        f"TF Playground (built from its source) in the same Chromium: {tf['frames/s']:.2f} frames/s, "
+        f"{tf['browser CPU per frame (ms)']:.2f} ms of browser CPU a frame; this playground "
+        f"{fps:.2f} frames/s: this / TF Playground = {fps / tf['frames/s']:.2f}x"
+    )
+
+
 KINDS = {  # Chromium's process types (--type=, --utility-sub-type=), as the report names them
     "renderer": "renderer (the page: script, layout, paint, raster, GC)",
     "browser": "browser process (requests, IPC, DevTools)",
@@ -144,6 +222,12 @@ def arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=20)
     parser.add_argument("--speed", type=int, default=DEFAULT_SPEED, help="steps a second")
+    parser.add_argument(
+        "--tf-playground",
+        type=Path,
+        metavar="DIR",
+        help="TF Playground's built dist/ (npm ci && npm run build in its clone), measured in the same run",
+    )
     return parser.parse_args(argv)
 
 
@@ -182,6 +266,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         baseline = measure(url, args.seconds, args.speed, http=True)
     print(report(result, args.seconds, args.speed))
     print(transports(result, baseline))
+    if args.tf_playground is not None:
+        print(against_tf_playground(result, measure_tf_playground(args.tf_playground, args.seconds)))
 
 
 if __name__ == "__main__":

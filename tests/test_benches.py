@@ -91,6 +91,39 @@ def test_browser_fps_parses_its_arguments_and_reports():
     assert "met" not in slow and "2 frames/s at most" in slow
 
 
+# What bench.browser_fps reads of TF Playground: its Play button and its epoch counter, which
+# changes once an animation frame while it plays (here: every other one, 30 a second at most)
+STAND_IN = """<!doctype html><button id="play-pause-button">Play</button><span id="iter-number">000,000</span>
+<script>
+let n = 0, tick = 0;
+document.querySelector("#play-pause-button").onclick = () => {
+  const step = () => {
+    if (++tick % 2 === 0) document.querySelector("#iter-number").textContent = String(++n).padStart(6, "0");
+    requestAnimationFrame(step);
+  };
+  requestAnimationFrame(step);
+};
+</script>"""
+
+
+@pytest.mark.browser
+def test_browser_fps_measures_tf_playground_beside_in_the_same_chromium(tmp_path):
+    _require_browser()
+    from bench.browser_fps import against_tf_playground, arguments, measure_tf_playground
+
+    assert arguments([]).tf_playground is None
+    assert arguments(["--tf-playground", str(tmp_path)]).tf_playground == tmp_path
+    (tmp_path / "index.html").write_text(STAND_IN)
+    tf = measure_tf_playground(tmp_path, seconds=1.5)
+    # Headless Chromium animates at up to 60 frames a second: the stand-in changes at up to 30
+    assert 3 <= tf["frames/s"] <= 31, tf
+    assert tf["browser CPU per frame (ms)"] > 0, tf
+    text = against_tf_playground({"frames/s seen in the browser": tf["frames/s"] / 2}, tf)
+    assert "this / TF Playground = 0.50x" in text, text
+    with pytest.raises(SystemExit, match=r"no index\.html"):
+        measure_tf_playground(tmp_path / "missing", seconds=1)
+
+
 def test_browser_fps_tells_chromiums_processes_apart():
     from bench.browser_fps import KINDS, process_kind
 
@@ -122,11 +155,15 @@ def test_load_parses_its_arguments_and_reports():
     assert arguments([]).sessions == [1, 8, 16]
     assert arguments(["--sessions", "2", "4"]).sessions == [2, 4]
     assert not arguments([]).http and arguments(["--http"]).http
-    row = {key: 1.0 for key, _, _ in COLUMNS} | {
-        "sessions": 8,
-        "frames over": "socket",
-        "server ms a frame": 12.5,
-    } | {f"cpu a frame: {side}": 2.0 for side in SIDES}
+    row = (
+        {key: 1.0 for key, _, _ in COLUMNS}
+        | {
+            "sessions": 8,
+            "frames over": "socket",
+            "server ms a frame": 12.5,
+        }
+        | {f"cpu a frame: {side}": 2.0 for side in SIDES}
+    )
     memory = {
         "turn ms": 5.0,  # the line's bound: 0.6 × 1000 / 5 = 120 frames/s, above the CPU's
         "rss start MB": 300.0,
