@@ -106,11 +106,13 @@ def route_frame(stream: Stream, seconds: float = STEP_SECONDS) -> float:
 def turn_ms(frames: int = 30) -> float:
     """Median CPU milliseconds of a busy server's default frame (10 steps, the plane, the
     numbers, the image: Stream.next_frame, the part that holds a turn in the line), measured in
-    this process with NumPy's BLAS on one thread, as the app's server runs it."""
-    one_blas_thread()
-    stream = Stream("bench-turn")
-    stream.update(Playground(SETTINGS, make_points(SETTINGS)), SETTINGS.speed, playing=True)
-    times = [route_frame(stream) for _ in range(5 + frames)][5:]  # the first few warm up
+    this process with NumPy's BLAS on one thread, as the app's server runs it (and as it was after)."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        stream = Stream("bench-turn")
+        stream.update(Playground(SETTINGS, make_points(SETTINGS)), SETTINGS.speed, playing=True)
+        times = [route_frame(stream) for _ in range(5 + frames)][5:]  # the first few warm up
     return 1000 * statistics.median(times)
 
 
