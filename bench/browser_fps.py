@@ -30,8 +30,9 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
-from bench.load import cpu_seconds, descendants
+from bench.load import cpu_seconds, descendants, own_browser
 from bench.timing import table
 from pages.ui.frames import PATH
 from tests.harness import NO_FRAME_SOCKET_JS, PLANE_STEP_JS, chromium, free_port, serve_app, wait_for_app
@@ -151,12 +152,13 @@ def serve_directory(directory: Path) -> Iterator[str]:
         server.server_close()
 
 
-def measure_tf_playground(directory: Path, seconds: float) -> dict[str, float]:
+def measure_tf_playground(directory: Path, seconds: float, browser: Any = None) -> dict[str, float]:
     """TF Playground (its built dist/ in `directory`) playing at its defaults in the same
-    Chromium and window size: its frames a second and the browser's CPU a frame."""
+    Chromium and window size: its frames a second and the browser's CPU a frame. In `browser`
+    if given (Playwright's sync API runs one at a time: a test suite lends its own)."""
     if not (directory / "index.html").is_file():
         raise SystemExit(f"{directory}: no index.html (build TF Playground with `npm ci && npm run build`)")
-    with serve_directory(directory) as url, chromium() as browser:
+    with serve_directory(directory) as url, own_browser(browser) as browser:
         page = browser.new_page(viewport=VIEWPORT)
         page.set_default_timeout(120_000)
         page.goto(f"{url}/index.html")

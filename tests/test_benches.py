@@ -107,21 +107,22 @@ document.querySelector("#play-pause-button").onclick = () => {
 
 
 @pytest.mark.browser
-def test_browser_fps_measures_tf_playground_beside_in_the_same_chromium(tmp_path):
-    _require_browser()
+def test_browser_fps_measures_tf_playground_beside_in_the_same_chromium(tmp_path, browser):
     from bench.browser_fps import against_tf_playground, arguments, measure_tf_playground
 
     assert arguments([]).tf_playground is None
     assert arguments(["--tf-playground", str(tmp_path)]).tf_playground == tmp_path
     (tmp_path / "index.html").write_text(STAND_IN)
-    tf = measure_tf_playground(tmp_path, seconds=1.5)
-    # Headless Chromium animates at up to 60 frames a second: the stand-in changes at up to 30
-    assert 3 <= tf["frames/s"] <= 31, tf
+    tf = measure_tf_playground(tmp_path, seconds=1.5, browser=browser)
+    # Headless Chromium animates at ~60 frames a second: the stand-in changes at ~30 (31.0 was
+    # seen once: a page's frames are counted over the bench's seconds), a count of every
+    # animation frame would give ~60
+    assert 3 <= tf["frames/s"] <= 45, tf
     assert tf["browser CPU per frame (ms)"] > 0, tf
     text = against_tf_playground({"frames/s seen in the browser": tf["frames/s"] / 2}, tf)
     assert "this / TF Playground = 0.50x" in text, text
     with pytest.raises(SystemExit, match=r"no index\.html"):
-        measure_tf_playground(tmp_path / "missing", seconds=1)
+        measure_tf_playground(tmp_path / "missing", seconds=1, browser=browser)
 
 
 def test_browser_fps_tells_chromiums_processes_apart():
