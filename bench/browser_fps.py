@@ -11,8 +11,8 @@ request costs about as much as its drawing), and its long tasks (main-thread tim
 from the plane's debug line (?debug=1).
 
 With `--tf-playground DIR` (TensorFlow Playground built from its own source: `npm ci && npm run
-build` in a clone of tensorflow/playground; DIR is its dist/), the same Chromium then plays TF
-Playground, served from DIR on 127.0.0.1, at the same size: its frames a second (each a change of
+build` in a clone of tensorflow/playground; DIR is its dist/), a Chromium of the same build then
+plays TF Playground, served from DIR on 127.0.0.1, at the same size: its frames a second (each a change of
 its epoch counter: it trains a step and redraws once an animation frame) and its browser CPU a
 frame, and this playground's rate against it.
 """
@@ -153,36 +153,46 @@ def serve_directory(directory: Path) -> Iterator[str]:
 
 
 def measure_tf_playground(directory: Path, seconds: float, browser: Any = None) -> dict[str, float]:
-    """TF Playground (its built dist/ in `directory`) playing at its defaults in the same
-    Chromium and window size: its frames a second and the browser's CPU a frame. In `browser`
-    if given (Playwright's sync API runs one at a time: a test suite lends its own)."""
-    if not (directory / "index.html").is_file():
-        raise SystemExit(f"{directory}: no index.html (build TF Playground with `npm ci && npm run build`)")
+    """TF Playground (its built dist/ in `directory`) playing at its defaults in Debian's
+    Chromium (a fresh instance, as each of this playground's measures has) at the same window
+    size: its frames a second and the browser's CPU a frame. In `browser` if given (Playwright's
+    sync API runs one at a time: a test suite lends its own)."""
+    check_tf_playground(directory)
     with serve_directory(directory) as url, own_browser(browser) as browser:
         page = browser.new_page(viewport=VIEWPORT)
-        page.set_default_timeout(120_000)
-        page.goto(f"{url}/index.html")
-        page.locator("#play-pause-button").click()
-        page.wait_for_function("document.querySelector('#iter-number').textContent !== '000,000'")
-        page.wait_for_timeout(2000)  # warm-up, as for this playground
-        page.evaluate(TF_WATCH)
-        cpu_before, start = browser_cpu_seconds(), time.perf_counter()
-        page.wait_for_timeout(seconds * 1000)
-        frames = page.evaluate("window.__frames")
-        elapsed = time.perf_counter() - start
-        cpu = browser_cpu_seconds()
-        cpu.subtract(cpu_before)
-        page.close()
+        try:
+            page.set_default_timeout(120_000)
+            page.goto(f"{url}/index.html")
+            page.locator("#play-pause-button").click()
+            page.wait_for_function("document.querySelector('#iter-number').textContent !== '000,000'")
+            page.wait_for_timeout(2000)  # warm-up, as for this playground
+            page.evaluate(TF_WATCH)
+            cpu_before, start = browser_cpu_seconds(), time.perf_counter()
+            page.wait_for_timeout(seconds * 1000)
+            frames = page.evaluate("window.__frames")
+            elapsed = time.perf_counter() - start
+            cpu = browser_cpu_seconds()
+            cpu.subtract(cpu_before)
+        finally:
+            page.close()  # a lent browser goes back as it came
     return {"frames/s": frames / elapsed, "browser CPU per frame (ms)": 1000 * cpu.total() / max(frames, 1)}
 
 
+def check_tf_playground(directory: Path) -> None:
+    """Stop with a sentence unless `directory` holds a built TF Playground (before measuring)."""
+    if not (directory / "index.html").is_file():
+        raise SystemExit(f"{directory}: no index.html (build TF Playground with `npm ci && npm run build`)")
+
+
 def against_tf_playground(ours: dict[str, float], tf: dict[str, float]) -> str:
-    """This playground's lone visitor against TF Playground, in the same Chromium and run."""
+    """This playground's lone visitor against TF Playground, in the same Chromium build and run."""
     fps = ours["frames/s seen in the browser"]
+    head = "TF Playground (built from its source), the same Chromium build, the same run:"
+    if not tf["frames/s"]:
+        return f"{head} no frame in the time measured (did its Play start?)"
     return (
-        f"TF Playground (built from its source) in the same Chromium: {tf['frames/s']:.2f} frames/s, "
-        f"{tf['browser CPU per frame (ms)']:.2f} ms of browser CPU a frame; this playground "
-        f"{fps:.2f} frames/s: this / TF Playground = {fps / tf['frames/s']:.2f}x"
+        f"{head} {tf['frames/s']:.2f} frames/s, {tf['browser CPU per frame (ms)']:.2f} ms of browser CPU "
+        f"a frame; this playground {fps:.2f} frames/s: this / TF Playground = {fps / tf['frames/s']:.2f}x"
     )
 
 
@@ -263,6 +273,8 @@ def transports(socket: dict[str, float], http: dict[str, float]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = arguments(argv)
+    if args.tf_playground is not None:
+        check_tf_playground(args.tf_playground)  # a wrong path says so now, not after the measures
     with serve_app("bench-browser-fps.log") as url:
         result = measure(url, args.seconds, args.speed)
         baseline = measure(url, args.seconds, args.speed, http=True)

@@ -28,7 +28,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.playground_frame import turn_ms
 from bench.timing import table
 from mlp.train.turns import SHARE
 from tests.harness import COUNT_FRAMES_JS, NO_FRAME_SOCKET_JS, chromium, open_tab, serve_app, wait_for_app
@@ -79,15 +78,17 @@ def descendants(root: int) -> list[int]:
     return sorted(found)
 
 
-SIDES = ("server", "renderers", "browser's other processes", "Playwright")
+SIDES = ("server", "renderers", "browser's other processes", "Playwright", "other")
+Processes = dict[int, tuple[str, float]]  # pid -> (its side, CPU seconds it has used)
 
 
-def cpu_by_side(server: int) -> dict[str, float]:
-    """CPU seconds used so far by each side of the bench: the app's server (and any process it
-    started), Chromium's renderers (a tab's page each), Chromium's other processes (its main
-    process, the GPU process drawing every tab's frames, the network service), and Playwright's
-    driver. Processes that ended in between are not counted."""
-    used = dict.fromkeys(SIDES, 0.0)
+def processes_by_side(server: int) -> Processes:
+    """Every process this one started, directly or not, with its side and the CPU seconds it has
+    used: the app's server (and any process it started), Chromium's renderers (a tab's page
+    each), Chromium's other processes (its main process, the GPU process drawing every tab's
+    frames, the network service), Playwright's driver, and any other (another server a test
+    suite runs, say)."""
+    found: Processes = {}
     for pid in descendants(os.getpid()):
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as f:
@@ -99,9 +100,21 @@ def cpu_by_side(server: int) -> dict[str, float]:
             side = "server"
         elif b"chrom" in command:
             side = "renderers" if b"--type=renderer" in command else "browser's other processes"
-        else:
+        elif b"playwright" in command or b"run-driver" in command:
             side = "Playwright"
-        used[side] += seconds
+        else:
+            side = "other"
+        found[pid] = (side, seconds)
+    return found
+
+
+def cpu_by_side(before: Processes, after: Processes) -> dict[str, float]:
+    """CPU seconds each side used between two processes_by_side: a process started in between
+    counts from 0; one that ended in between is left out (its last seconds unknown)."""
+    used = dict.fromkeys(SIDES, 0.0)
+    for pid, (side, seconds) in after.items():
+        then = before.get(pid)
+        used[side] += seconds - (then[1] if then and then[0] == side else 0.0)
     return used
 
 
@@ -215,14 +228,14 @@ def measure(
     with Probe(url, pid) as probe:
         # The CPU over the same `elapsed` as the rates (reading 32 tabs takes seconds under load)
         server_cpu, (busy, total), start = cpu_seconds(pid), machine_busy(), time.perf_counter()
-        sides = cpu_by_side(pid)
+        processes = processes_by_side(pid)
         mnist_times = run_mnist(trainers) if trainers else []
         left = seconds - (time.perf_counter() - start)
         if left > 0:
             (players or trainers)[0].wait_for_timeout(left * 1000)
         elapsed = time.perf_counter() - start
         server_cpu, (busy2, total2) = (cpu_seconds(pid) - server_cpu) / elapsed, machine_busy()
-        sides = {side: seconds - sides[side] for side, seconds in cpu_by_side(pid).items()}
+        sides = cpu_by_side(processes, processes_by_side(pid))
         fps = sorted(rate(counted_frames(page), then) for page, then in zip(players, counted, strict=True))
         if os.environ.get("MLP_BENCH_VERBOSE"):
             print("frames/s of each visitor:", " ".join(f"{f:.2f}" for f in fps), flush=True)
@@ -272,6 +285,8 @@ def lecture_hall(
     (`server.disconnectedSessionTTL` is set short for that); then `visitors` more coming and
     going, `batch` at a time, and the memory after each batch."""
     options = {"server.disconnectedSessionTTL": str(TTL), **(options or {})}
+    from bench.playground_frame import turn_ms  # torch and the app's engine: only for a lecture
+
     turn = turn_ms()  # before the server starts: a frame's turn in the line, on a quiet machine
     with serve_app("bench-load.log", options) as url, own_browser(browser) as browser:
         pid = serve_app.pid

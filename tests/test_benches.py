@@ -13,6 +13,7 @@ import pkgutil
 import re
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -121,6 +122,8 @@ def test_browser_fps_measures_tf_playground_beside_in_the_same_chromium(tmp_path
     assert tf["browser CPU per frame (ms)"] > 0, tf
     text = against_tf_playground({"frames/s seen in the browser": tf["frames/s"] / 2}, tf)
     assert "this / TF Playground = 0.50x" in text, text
+    none = against_tf_playground({"frames/s seen in the browser": 30.0}, {"frames/s": 0.0})
+    assert "no frame in the time measured" in none, none
     with pytest.raises(SystemExit, match=r"no index\.html"):
         measure_tf_playground(tmp_path / "missing", seconds=1, browser=browser)
 
@@ -148,6 +151,35 @@ def test_browser_mnist_parses_its_arguments_and_reports():
     assert parts == (" 0.08 s ( 6.7%)", " 0.07 s ( 5.8%)", " 0.05 s ( 4.2%)")  # they add up to 0.20
     text = report([("bundled sample", "  1.00 s", "  1.20 s", " 83.3%", *parts)], [0.4, 0.5])
     assert "bundled sample" in text and "83.3%" in text and "median 0.45 s" in text and "90%" in text
+
+
+def test_load_tells_the_sides_of_the_machine_apart():
+    import os
+
+    from bench.load import ancestors, cpu_by_side, processes_by_side
+
+    assert ancestors(os.getpid())[0] == os.getppid()
+    # A stand-in server that starts a process of its own, and another process of this one
+    server = subprocess.Popen([sys.executable, "-c", "import subprocess; subprocess.run(['sleep', '30'])"])
+    other = subprocess.Popen(["sleep", "30"])
+    try:
+        deadline = time.monotonic() + 30
+        while not any(p != server.pid and server.pid in ancestors(p) for p in processes_by_side(server.pid)):
+            assert time.monotonic() < deadline, "the stand-in server's own process never started"
+            time.sleep(0.05)
+        found = processes_by_side(server.pid)
+        assert found[server.pid][0] == "server"
+        assert [side for pid, (side, _) in found.items() if server.pid in ancestors(pid)] == ["server"]
+        assert found[other.pid][0] == "other"
+    finally:
+        server.kill()
+        other.kill()
+        server.wait()
+        other.wait()
+    before = {1: ("server", 2.0), 2: ("renderers", 1.0), 3: ("renderers", 5.0)}
+    after = {1: ("server", 2.5), 2: ("renderers", 1.25), 4: ("Playwright", 0.5)}  # 3 ended, 4 began
+    used = cpu_by_side(before, after)
+    assert (used["server"], used["renderers"], used["Playwright"], used["other"]) == (0.5, 0.25, 0.5, 0.0)
 
 
 def test_load_parses_its_arguments_and_reports():
