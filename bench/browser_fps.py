@@ -35,17 +35,19 @@ from typing import Any
 from bench.load import cpu_seconds, descendants, own_browser
 from bench.timing import table
 from pages.ui.frames import PATH
-from tests.harness import NO_FRAME_SOCKET_JS, PLANE_STEP_JS, chromium, free_port, serve_app, wait_for_app
+from tests.harness import NO_FRAME_SOCKET_JS, PLANE_STEP_JS, chromium, serve_app, wait_for_app
 
 TARGET_FPS = 30  # frames a second a lone visitor should see at the default speed (TF Playground: 34)
 DEFAULT_SPEED = 100  # steps a second: the playground's default
 
-WATCH = """() => {
+# In the page: window.__frames, the time of each change of STEP's text (a frame drawn), seen once
+# an animation frame; window.__long, the main thread's long tasks (ms)
+_WATCH = """() => {
   window.__frames = [];
   window.__long = 0;
   let last = null;
   const tick = () => {
-    const text = PLANE_STEP;
+    const text = STEP;
     if (text !== last) { window.__frames.push(performance.now()); last = text; }
     requestAnimationFrame(tick);
   };
@@ -53,21 +55,13 @@ WATCH = """() => {
   new PerformanceObserver((list) => {
     for (const e of list.getEntries()) window.__long += e.duration;
   }).observe({ type: "longtask", buffered: false });
-}""".replace("PLANE_STEP", PLANE_STEP_JS)
+}"""
+WATCH = _WATCH.replace("STEP", PLANE_STEP_JS)  # this playground: the step its plane drew last
 
 
 VIEWPORT = {"width": 1400, "height": 900}
-# TF Playground's epoch counter: it changes once an animation frame while it plays
-TF_WATCH = """() => {
-  window.__frames = 0;
-  let last = null;
-  const counter = document.querySelector("#iter-number");
-  const tick = () => {
-    if (counter.textContent !== last) { window.__frames += 1; last = counter.textContent; }
-    requestAnimationFrame(tick);
-  };
-  requestAnimationFrame(tick);
-}"""
+# TF Playground: its epoch counter, which changes once an animation frame while it plays
+TF_WATCH = _WATCH.replace("STEP", 'document.querySelector("#iter-number").textContent')
 
 
 def measure(url: str, seconds: float, speed: int, http: bool = False) -> dict[str, float]:
@@ -140,9 +134,8 @@ def serve_directory(directory: Path) -> Iterator[str]:
         def log_message(self, *args: object) -> None:  # no line a request on the bench's output
             pass
 
-    server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", free_port()), functools.partial(Quiet, directory=str(directory))
-    )
+    handler = functools.partial(Quiet, directory=str(directory))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -169,7 +162,7 @@ def measure_tf_playground(directory: Path, seconds: float, browser: Any = None) 
             page.evaluate(TF_WATCH)
             cpu_before, start = browser_cpu_seconds(), time.perf_counter()
             page.wait_for_timeout(seconds * 1000)
-            frames = page.evaluate("window.__frames")
+            frames = page.evaluate("window.__frames.length")
             elapsed = time.perf_counter() - start
             cpu = browser_cpu_seconds()
             cpu.subtract(cpu_before)
