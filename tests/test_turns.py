@@ -16,8 +16,12 @@ def run_in_line(turns: Turns, names: list[str], seconds: float = 0.0) -> list[tu
     queued = threading.Semaphore(0)
 
     def visitor(name: str) -> None:
-        def heed() -> None:
-            queued.release()  # first call: this visitor is in line
+        told = []
+
+        def heed() -> None:  # called on every poll while waiting; only the first says "in line"
+            if not told:
+                told.append(True)
+                queued.release()
 
         with turns.turn(name, heed, poll=0.01):
             start, cpu = time.monotonic(), time.thread_time()
