@@ -21,6 +21,9 @@ os.environ.setdefault("STREAMLIT_CLIENT_SHOW_ERROR_DETAILS", "full")
 # sample, which is small enough to train in a test. (Tests of the download use their own root.)
 os.environ["MLP_PLAYGROUND_DATA"] = tempfile.mkdtemp(prefix="mlp-test-mnist-")
 os.environ.pop("MLP_PLAYGROUND_DOWNLOAD", None)
+# Class rooms go to a throwaway SQLite file, never a developer's rooms or database.
+os.environ["MLP_PLAYGROUND_STATE"] = tempfile.mkdtemp(prefix="mlp-test-state-")
+os.environ.pop("MLP_DATABASE_URL", None)
 
 
 def open_page(page: str, query: dict[str, str] | None = None, timeout: float = 120) -> AppTest:
@@ -155,3 +158,17 @@ def clock(monkeypatch) -> list[float]:
     monkeypatch.setattr(frames, "sleep", sleep)
     monkeypatch.setattr(shared_turns(), "players", lambda: 1)  # alone (other tests' turns fade in 3 s)
     return now
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A real PostgreSQL server for the session (tests/postgres.py); skipped where PostgreSQL or
+    psycopg is missing, a failure where MLP_REQUIRE_POSTGRES is set (CI)."""
+    from tests.postgres import missing, postgres_server
+
+    if why := missing():
+        if os.environ.get("MLP_REQUIRE_POSTGRES"):
+            pytest.fail(f"PostgreSQL tests are required here but cannot run: {why}")
+        pytest.skip(why)
+    with postgres_server() as url:
+        yield url

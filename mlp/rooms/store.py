@@ -1,0 +1,240 @@
+"""Where a class's rooms live: SQLite by default, PostgreSQL when the app runs as replicas.
+
+One setting chooses: $MLP_DATABASE_URL. Unset, the rooms go to one SQLite file in the user's
+data folder (nothing to start; `streamlit run app.py` just works, and a restarted server keeps
+its rooms). `postgresql://user:password@host/db` puts them in PostgreSQL, which every replica
+shares (a lost replica loses nothing that was posted); it needs the `psycopg` package.
+`sqlite:///relative/path` or `sqlite:////absolute/path` names another SQLite file, and
+`sqlite:///:memory:` one that lives as long as the process (tests).
+
+The schema is the app's to create and to migrate: MIGRATIONS, applied in order, each once, in
+one transaction with the version it brings (`schema_version`). A database written by a newer
+app is refused rather than misread.
+
+The SQL is written once, in SQLite's dialect with `?` placeholders, and only what both databases
+read the same way (ON CONFLICT ... DO UPDATE, ON DELETE CASCADE, DOUBLE PRECISION).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+URL_VAR = "MLP_DATABASE_URL"
+DATA_VAR = "MLP_PLAYGROUND_STATE"  # the folder of the default SQLite file
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (  # 1: rooms, their members, each member's best result per challenge, closed challenges
+        """CREATE TABLE rooms (
+            code TEXT PRIMARY KEY,
+            secret TEXT NOT NULL,
+            title TEXT NOT NULL,
+            created DOUBLE PRECISION NOT NULL,
+            expires DOUBLE PRECISION NOT NULL,
+            closed DOUBLE PRECISION
+        )""",
+        "CREATE INDEX rooms_expires ON rooms (expires)",
+        """CREATE TABLE members (
+            room TEXT NOT NULL REFERENCES rooms (code) ON DELETE CASCADE,
+            member TEXT NOT NULL,
+            nickname TEXT NOT NULL,
+            nickname_key TEXT NOT NULL,
+            joined DOUBLE PRECISION NOT NULL,
+            hidden INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (room, member)
+        )""",
+        "CREATE UNIQUE INDEX members_nickname ON members (room, nickname_key)",
+        """CREATE TABLE results (
+            room TEXT NOT NULL,
+            member TEXT NOT NULL,
+            challenge TEXT NOT NULL,
+            score DOUBLE PRECISION NOT NULL,
+            goodness DOUBLE PRECISION NOT NULL,
+            hidden_score DOUBLE PRECISION,
+            met INTEGER NOT NULL,
+            epoch INTEGER NOT NULL,
+            parameters INTEGER NOT NULL,
+            link TEXT NOT NULL,
+            posted DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (room, member, challenge),
+            FOREIGN KEY (room, member) REFERENCES members (room, member) ON DELETE CASCADE
+        )""",
+        """CREATE TABLE closed_challenges (
+            room TEXT NOT NULL REFERENCES rooms (code) ON DELETE CASCADE,
+            challenge TEXT NOT NULL,
+            closed DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (room, challenge)
+        )""",
+    ),
+)
+
+
+class StoreError(Exception):
+    """The rooms' database can't be used; the message says why, in words for the page."""
+
+
+def default_url() -> str:
+    """$MLP_DATABASE_URL, else a SQLite file in $MLP_PLAYGROUND_STATE or the user data folder."""
+    if url := os.environ.get(URL_VAR, "").strip():
+        return url
+    if folder := os.environ.get(DATA_VAR, "").strip():
+        base = Path(folder).expanduser()
+    elif os.name == "nt" and os.environ.get("LOCALAPPDATA"):
+        base = Path(os.environ["LOCALAPPDATA"]) / "mlp-playground"
+    else:
+        base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "mlp-playground"
+    return f"sqlite:///{(base / 'rooms.sqlite3').absolute()}"
+
+
+def safe_url(url: str) -> str:
+    """The URL without its password, for messages and logs."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{parts.username}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    return parts._replace(netloc=netloc).geturl()
+
+
+class Store:
+    """A connection per thread to one database, its schema up to date. `with store.transaction()
+    as db: db.execute(sql, params)`; the block commits, or rolls back if it raises."""
+
+    def __init__(self, url: str | None = None) -> None:
+        self.url = url or default_url()
+        scheme = urlsplit(self.url).scheme
+        if scheme == "sqlite":
+            self.kind = "sqlite"
+            if not self.url.startswith("sqlite:///"):
+                raise StoreError("A SQLite URL reads sqlite:///relative/path or sqlite:////absolute/path.")
+            self.path = self.url.removeprefix("sqlite:///") or ":memory:"
+            if self.path == ":memory:":
+                self.path = f"file:rooms-{id(self)}?mode=memory&cache=shared"
+                self._keep = self._sqlite()  # a shared in-memory database lives while one connection does
+            else:
+                try:
+                    Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+                except OSError as err:
+                    raise StoreError(
+                        f"Can't make the folder for the rooms' database: {err.strerror}."
+                    ) from None
+        elif scheme in ("postgresql", "postgres"):
+            self.kind = "postgresql"
+            try:
+                import psycopg  # noqa: F401 (only a PostgreSQL setup needs it)
+            except ImportError:
+                raise StoreError(
+                    f"{URL_VAR} names PostgreSQL, which needs the psycopg package: "
+                    'pip install "psycopg[binary]"'
+                ) from None
+        else:
+            raise StoreError(
+                f"{URL_VAR} must start with sqlite:// or postgresql:// (it starts with {scheme!r})."
+            )
+        self._local = threading.local()
+        self._migrate()
+
+    def _sqlite(self) -> sqlite3.Connection:
+        uri = self.path.startswith("file:")
+        db = sqlite3.connect(self.path, uri=uri, timeout=10, isolation_level=None, check_same_thread=False)
+        db.execute("PRAGMA foreign_keys = ON")
+        if not uri:
+            db.execute("PRAGMA journal_mode = WAL")  # readers don't wait for a writer
+            db.execute("PRAGMA synchronous = NORMAL")  # durable at each checkpoint; WAL keeps it consistent
+        return db
+
+    def _connect(self) -> Any:
+        if self.kind == "sqlite":
+            return self._sqlite()
+        import psycopg
+
+        return psycopg.connect(self.url, connect_timeout=10, autocommit=True)  # blocks are transactions
+
+    def _connection(self) -> Any:
+        db = getattr(self._local, "db", None)
+        if db is None or (self.kind == "postgresql" and db.closed):
+            try:
+                db = self._local.db = self._connect()
+            except Exception as err:  # the database's own words, without a password
+                raise StoreError(f"Can't open the rooms' database ({safe_url(self.url)}): {err}") from None
+        return db
+
+    @contextmanager
+    def transaction(self) -> Iterator[Cursor]:
+        db = self._connection()
+        try:
+            if self.kind == "sqlite":
+                db.execute("BEGIN IMMEDIATE")  # writers queue here, not at their first write
+                cursor = Cursor(db.cursor(), "?")
+                try:
+                    yield cursor
+                except BaseException:
+                    db.execute("ROLLBACK")
+                    raise
+                db.execute("COMMIT")
+            else:
+                with db.transaction():
+                    yield Cursor(db.cursor(), "%s")
+        except (sqlite3.OperationalError, _pg_errors()) as err:
+            if self.kind == "postgresql" and getattr(db, "closed", False):
+                self._local.db = None  # a dropped connection: the next call opens another
+            raise StoreError(f"The rooms' database failed: {err}") from None
+
+    def _migrate(self) -> None:
+        with self.transaction() as db:
+            if self.kind == "postgresql":  # replicas starting together migrate one at a time
+                db.execute("SELECT pg_advisory_xact_lock(2804)")
+            db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+            row = db.one("SELECT MAX(version) FROM schema_version")
+            version = row[0] or 0
+            if version > len(MIGRATIONS):
+                raise StoreError(
+                    f"The rooms' database is at schema {version}, newer than this app's "
+                    f"{len(MIGRATIONS)}: update the app."
+                )
+            for number, statements in enumerate(MIGRATIONS[version:], start=version + 1):
+                for statement in statements:
+                    db.execute(statement)
+                db.execute("INSERT INTO schema_version (version) VALUES (?)", (number,))
+        self.version = len(MIGRATIONS)
+
+    def close(self) -> None:
+        """Closes this thread's connection (others close when their threads end)."""
+        db = getattr(self._local, "db", None)
+        if db is not None:
+            db.close()
+            self._local.db = None
+
+
+def _pg_errors() -> type[Exception] | tuple[type[Exception], ...]:
+    try:
+        import psycopg
+    except ImportError:
+        return ()
+    return psycopg.OperationalError
+
+
+class Cursor:
+    """A cursor that takes SQLite's `?` placeholders on either database."""
+
+    def __init__(self, cursor: Any, mark: str) -> None:
+        self._cursor, self._mark = cursor, mark
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
+        """Runs one statement; how many rows it changed."""
+        self._cursor.execute(sql.replace("?", self._mark) if self._mark != "?" else sql, tuple(params))
+        return self._cursor.rowcount
+
+    def one(self, sql: str, params: Sequence[Any] = ()) -> tuple | None:
+        self.execute(sql, params)
+        return self._cursor.fetchone()
+
+    def all(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+        self.execute(sql, params)
+        return list(self._cursor.fetchall())
