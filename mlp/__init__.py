@@ -18,6 +18,7 @@ Layers; arrows point down (tests/test_repo.py checks it):
     lessons/          one model per page: its settings, its batch or points, what it shows
     runs/             a visitor's runs: the playground's frames, MNIST jobs, what a run shows
     curriculum/       the lessons, the challenges, the guided tour, the teacher task
+    rooms/            a class's rooms and their results, in SQLite or PostgreSQL (on curriculum)
 """
 
 __version__ = "0.1.0"

@@ -249,27 +249,7 @@ class Rooms:
                 (code,),
             )
             closed = {c for (c,) in db.all("SELECT challenge FROM closed_challenges WHERE room = ?", (code,))}
-        boards = []
-        for key, challenge in CHALLENGES.items():
-            mine = sorted((r for r in rows if r[0] == key), key=lambda r: (-r[9], r[8]))
-            if not mine and key not in closed:
-                continue
-            final = {}
-            if key in closed:  # ranked again on the hidden part; no hidden score ranks last
-                order = sorted(
-                    mine,
-                    key=lambda r: (
-                        r[3] is None,
-                        -_goodness(challenge, r[3]) if r[3] is not None else 0,
-                        r[8],
-                    ),
-                )
-                final = {r[1]: i for i, r in enumerate(order, start=1)}
-            entries = [
-                Entry(r[1], r[2], r[3], bool(r[4]), r[5], r[6], r[7], r[8], i, final.get(r[1]))
-                for i, r in enumerate(mine, start=1)
-            ]
-            boards.append(ChallengeBoard(challenge, entries, key in closed))
+        boards = [board for key in CHALLENGES if (board := _ranked(key, rows, closed)) is not None]
         hidden = [nickname for nickname, h in members if h]
         return Board(room, len(members), hidden, boards)
 
@@ -284,41 +264,7 @@ class Rooms:
                 "ORDER BY r.challenge, r.goodness DESC, r.posted",
                 (code,),
             )
-        out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(
-            [
-                "room",
-                "challenge",
-                "nickname",
-                "score",
-                "hidden part score",
-                "met",
-                "epoch",
-                "parameters",
-                "posted (UTC)",
-                "setup link",
-                "hidden from the board",
-            ]
-        )
-        for r in rows:
-            posted = datetime.fromtimestamp(r[7], UTC).strftime("%Y-%m-%d %H:%M:%S")
-            writer.writerow(
-                [
-                    room.shown_code,
-                    r[0],
-                    _cell(r[1]),
-                    r[2],
-                    "" if r[3] is None else r[3],
-                    "yes" if r[4] else "no",
-                    r[5],
-                    r[6],
-                    posted,
-                    _cell(r[8]),
-                    "yes" if r[9] else "no",
-                ]
-            )
-        return out.getvalue()
+        return _csv(room, rows)
 
     # --- a student's ------------------------------------------------------------------------
 
@@ -354,19 +300,7 @@ class Rooms:
         ago (post the latest best again later), or when the challenge is closed. A RoomError when
         the room is gone or closed, or the membership isn't one (a token the room never gave).
         The caller posts only runs whose settings the challenge accepts (Challenge.problem)."""
-        challenge = CHALLENGES.get(result.challenge)
-        if challenge is None:
-            raise RoomError("There is no such challenge.")
-        if not math.isfinite(result.score) or result.epoch < 0 or result.parameters < 0:
-            raise RoomError("That result has no score to post.")
-        link = result.link
-        if not link.startswith("/") or link.startswith("//") or len(link) > LINK_CHARS:
-            raise RoomError("A setup's link must be a link inside the app.")
-        hidden = (
-            result.hidden_score
-            if result.hidden_score is not None and math.isfinite(result.hidden_score)
-            else None
-        )
+        challenge, link, hidden = _checked(result)
         member, now = digest(membership.token), self.clock()
         with self._lock:
             if now - self._posted.get(member, -math.inf) < POST_SECONDS:
@@ -431,6 +365,85 @@ class Rooms:
             self._purged = now
         with self.store.transaction() as db:
             return db.execute("DELETE FROM rooms WHERE expires <= ?", (now,))
+
+
+def _ranked(key: str, rows: list[tuple], closed: set[str]) -> ChallengeBoard | None:
+    """One challenge's board from the room's visible results (challenge, nickname, score,
+    hidden score, met, epoch, parameters, link, posted, goodness); None if it has none and is open."""
+    challenge = CHALLENGES[key]
+    mine = sorted((r for r in rows if r[0] == key), key=lambda r: (-r[9], r[8]))
+    if not mine and key not in closed:
+        return None
+    final = {}
+    if key in closed:  # ranked again on the hidden part; no hidden score ranks last
+        order = sorted(
+            mine,
+            key=lambda r: (r[3] is None, -_goodness(challenge, r[3]) if r[3] is not None else 0, r[8]),
+        )
+        final = {r[1]: i for i, r in enumerate(order, start=1)}
+    entries = [
+        Entry(r[1], r[2], r[3], bool(r[4]), r[5], r[6], r[7], r[8], i, final.get(r[1]))
+        for i, r in enumerate(mine, start=1)
+    ]
+    return ChallengeBoard(challenge, entries, key in closed)
+
+
+def _csv(room: Room, rows: list[tuple]) -> str:
+    """The export's text: a header, then a row per member and challenge."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(
+        [
+            "room",
+            "challenge",
+            "nickname",
+            "score",
+            "hidden part score",
+            "met",
+            "epoch",
+            "parameters",
+            "posted (UTC)",
+            "setup link",
+            "hidden from the board",
+        ]
+    )
+    for r in rows:
+        posted = datetime.fromtimestamp(r[7], UTC).strftime("%Y-%m-%d %H:%M:%S")
+        writer.writerow(
+            [
+                room.shown_code,
+                r[0],
+                _cell(r[1]),
+                r[2],
+                "" if r[3] is None else r[3],
+                "yes" if r[4] else "no",
+                r[5],
+                r[6],
+                posted,
+                _cell(r[8]),
+                "yes" if r[9] else "no",
+            ]
+        )
+    return out.getvalue()
+
+
+def _checked(result: Result) -> tuple[Challenge, str, float | None]:
+    """The result's challenge, its link and its hidden score (None if not a number), or a
+    RoomError if the result can't be posted."""
+    challenge = CHALLENGES.get(result.challenge)
+    if challenge is None:
+        raise RoomError("There is no such challenge.")
+    if not math.isfinite(result.score) or result.epoch < 0 or result.parameters < 0:
+        raise RoomError("That result has no score to post.")
+    link = result.link
+    if not link.startswith("/") or link.startswith("//") or len(link) > LINK_CHARS:
+        raise RoomError("A setup's link must be a link inside the app.")
+    hidden = (
+        result.hidden_score
+        if result.hidden_score is not None and math.isfinite(result.hidden_score)
+        else None
+    )
+    return challenge, link, hidden
 
 
 def _cell(text: str) -> str:
