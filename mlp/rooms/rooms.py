@@ -22,6 +22,7 @@ import csv
 import hashlib
 import hmac
 import io
+import logging
 import math
 import secrets
 import threading
@@ -32,7 +33,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from mlp.curriculum.challenges import CHALLENGES, Challenge, Score
-from mlp.rooms.store import Store
+from mlp.rooms.store import Cursor, Store, StoreError
 
 ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"  # no 0/O, 1/I/L: read off a projector at the back
 CODE_LENGTH = 8  # 31^8 ≈ 8.5e11 codes, shown as ABCD-EFGH
@@ -43,10 +44,14 @@ MINUTES = 90  # a room's life unless the instructor says otherwise
 MAX_MINUTES = 12 * 60
 POST_SECONDS = 1.0  # a member's posts at most this often; the page posts its latest best at its next check
 PURGE_SECONDS = 60.0  # expired rooms are looked for at most this often
+_log = logging.getLogger(__name__)
+# What became of a post (Rooms.post)
+POSTED, QUEUED, NOT_BETTER, TOO_LATE, CLOSED = "posted", "queued", "not better", "too late", "closed"
 
 
-class RoomError(Exception):
-    """Why a room can't do what was asked, in a sentence for the page."""
+class RoomError(ValueError):
+    """Why a room can't do what was asked: a sentence of the app's own words (a nickname or a
+    code a person typed is never in it)."""
 
 
 @dataclass(frozen=True)
@@ -167,10 +172,18 @@ def _goodness(challenge: Challenge, score: float) -> float:
 class Rooms:
     """The rooms of one database: `Rooms(Store())`."""
 
-    def __init__(self, store: Store, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        store: Store,
+        clock: Callable[[], float] = time.time,
+        later: Callable[[float, Callable], object] | None = None,
+    ) -> None:
+        """`later(seconds, call)` calls `call()` after `seconds` (a daemon timer thread unless
+        given: tests call flush() themselves)."""
         self.store, self.clock = store, clock
+        self.later = later or _timer
         self._lock = threading.Lock()
-        self._posted: dict[str, float] = {}  # member digest -> when they last posted (this process)
+        self._pace = _Pace()
         self._purged = -math.inf
 
     # --- the instructor's -------------------------------------------------------------------
@@ -293,65 +306,48 @@ class Rooms:
             raise RoomError("Someone in this room already has that nickname: pick another.")
         return Membership(code, nickname, token)
 
-    def post(self, membership: Membership, result: Result) -> bool:
-        """Keeps `result` if it beats the member's best on its challenge; True if it did.
-
-        False, and nothing kept, when it doesn't, when the member posted less than POST_SECONDS
-        ago (post the latest best again later), or when the challenge is closed. A RoomError when
-        the room is gone or closed, or the membership isn't one (a token the room never gave).
-        The caller posts only runs whose settings the challenge accepts (Challenge.problem)."""
-        challenge, link, hidden = _checked(result)
-        member, now = digest(membership.token), self.clock()
-        with self._lock:
-            if now - self._posted.get(member, -math.inf) < POST_SECONDS:
-                return False
-            self._posted[member] = now
-            if len(self._posted) > 10_000:  # forget the ones long gone
-                self._posted = {m: t for m, t in self._posted.items() if now - t < POST_SECONDS}
-        if challenge.within is not None and result.epoch > challenge.within:
-            return False  # past the challenge's epochs: it doesn't count
-        acc = challenge.metric == "test_acc"
-        met = challenge.reached(
-            Score(result.epoch, result.score if acc else None, None if acc else result.score)
-        )
+    def member(self, code: str, token: str) -> Membership | None:
+        """The membership `token` holds in open room `code` (a browser back after a reload), or None."""
         with self.store.transaction() as db:
             row = db.one(
-                "SELECT r.closed, r.expires, (SELECT 1 FROM members WHERE room = r.code AND member = ?), "
-                "(SELECT 1 FROM closed_challenges WHERE room = r.code AND challenge = ?) "
-                "FROM rooms r WHERE r.code = ?",
-                (member, result.challenge, membership.code),
+                "SELECT m.nickname FROM members m JOIN rooms r ON r.code = m.room "
+                "WHERE m.room = ? AND m.member = ? AND r.closed IS NULL AND r.expires > ?",
+                (code, digest(token), self.clock()),
             )
-            if row is None or row[1] <= now:
-                raise RoomError("This room has expired.")
-            if row[0] is not None:
-                raise RoomError("This room is closed: the instructor ended it.")
-            if row[2] is None:
-                raise RoomError("You're not in this room: join it again.")
-            if row[3] is not None:
-                return False
-            return bool(
-                db.execute(
-                    "INSERT INTO results (room, member, challenge, score, goodness, hidden_score, met, "
-                    "epoch, parameters, link, posted) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                    "ON CONFLICT (room, member, challenge) DO UPDATE SET score = excluded.score, "
-                    "goodness = excluded.goodness, hidden_score = excluded.hidden_score, met = excluded.met, "
-                    "epoch = excluded.epoch, parameters = excluded.parameters, link = excluded.link, "
-                    "posted = excluded.posted WHERE excluded.goodness > results.goodness",
-                    (
-                        membership.code,
-                        member,
-                        result.challenge,
-                        result.score,
-                        _goodness(challenge, result.score),
-                        hidden,
-                        int(met),
-                        result.epoch,
-                        result.parameters,
-                        link,
-                        now,
-                    ),
-                )
-            )
+        return Membership(code, row[0], token) if row else None
+
+    def post(self, membership: Membership, result: Result) -> str:
+        """Keeps `result` if it beats the member's best on its challenge: POSTED.
+
+        A member writes at most once every POST_SECONDS: a post that comes sooner waits, the
+        latest per challenge replacing the one before, and is written when the time is up
+        (QUEUED; flush()). Otherwise the answer says why nothing was kept: NOT_BETTER, TOO_LATE
+        (past the challenge's epochs) or CLOSED (the instructor closed the challenge). A
+        RoomError when the room is gone or closed, or the membership isn't one (a token the
+        room never gave). The caller posts only runs whose settings the challenge accepts
+        (Challenge.problem)."""
+        challenge, link, hidden = _checked(result)
+        if challenge.within is not None and result.epoch > challenge.within:
+            return TOO_LATE  # past the challenge's epochs: it doesn't count
+        member, now = digest(membership.token), self.clock()
+        now_or_in = self._pace.admit(member, result.challenge, (membership, result), now)
+        if now_or_in is not None:
+            if now_or_in > 0:  # the member's first waiting post: a timer for it
+                self.later(now_or_in, self.flush)
+            return QUEUED
+        with self.store.transaction() as db:
+            return _write(db, membership.code, member, result, link, hidden, now)
+
+    def flush(self) -> None:
+        """Writes the posts that waited for their member's time, one a member (the others wait on)."""
+        ready, left = self._pace.due(self.clock())
+        for membership, result in ready:
+            try:
+                self.post(membership, result)
+            except (RoomError, StoreError) as err:  # the room closed meanwhile: nothing to keep
+                _log.info("A waiting post was dropped: %s", err)
+        if left:  # another challenge's post, or one not due yet (a clock behind the timer's)
+            self.later(POST_SECONDS if ready else POST_SECONDS / 4, self.flush)
 
     # --- housekeeping -----------------------------------------------------------------------
 
@@ -375,10 +371,10 @@ def _ranked(key: str, rows: list[tuple], closed: set[str]) -> ChallengeBoard | N
     if not mine and key not in closed:
         return None
     final = {}
-    if key in closed:  # ranked again on the hidden part; no hidden score ranks last
+    if key in closed:  # ranked again on the hidden part; no hidden score ranks last, in visible order
         order = sorted(
             mine,
-            key=lambda r: (r[3] is None, -_goodness(challenge, r[3]) if r[3] is not None else 0, r[8]),
+            key=lambda r: (r[3] is None, -_goodness(challenge, r[3]) if r[3] is not None else 0, -r[9], r[8]),
         )
         final = {r[1]: i for i, r in enumerate(order, start=1)}
     entries = [
@@ -444,6 +440,91 @@ def _checked(result: Result) -> tuple[Challenge, str, float | None]:
         else None
     )
     return challenge, link, hidden
+
+
+def _write(
+    db: Cursor, code: str, member: str, result: Result, link: str, hidden: float | None, now: float
+) -> str:
+    """Within a transaction: the member's result kept if it is their best on its challenge."""
+    challenge = CHALLENGES[result.challenge]
+    acc = challenge.metric == "test_acc"
+    met = challenge.reached(Score(result.epoch, result.score if acc else None, None if acc else result.score))
+    row = db.one(
+        "SELECT r.closed, r.expires, (SELECT 1 FROM members WHERE room = r.code AND member = ?), "
+        "(SELECT 1 FROM closed_challenges WHERE room = r.code AND challenge = ?) "
+        "FROM rooms r WHERE r.code = ?",
+        (member, result.challenge, code),
+    )
+    if row is None or row[1] <= now:
+        raise RoomError("This room has expired.")
+    if row[0] is not None:
+        raise RoomError("This room is closed: the instructor ended it.")
+    if row[2] is None:
+        raise RoomError("You're not in this room: join it again.")
+    if row[3] is not None:
+        return CLOSED
+    kept = db.execute(
+        "INSERT INTO results (room, member, challenge, score, goodness, hidden_score, met, "
+        "epoch, parameters, link, posted) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (room, member, challenge) DO UPDATE SET score = excluded.score, "
+        "goodness = excluded.goodness, hidden_score = excluded.hidden_score, met = excluded.met, "
+        "epoch = excluded.epoch, parameters = excluded.parameters, link = excluded.link, "
+        "posted = excluded.posted WHERE excluded.goodness > results.goodness",
+        (
+            code,
+            member,
+            result.challenge,
+            result.score,
+            _goodness(challenge, result.score),
+            hidden,
+            int(met),
+            result.epoch,
+            result.parameters,
+            link,
+            now,
+        ),
+    )
+    return POSTED if kept else NOT_BETTER
+
+
+class _Pace:
+    """A member writes at most once every POST_SECONDS (in this process); what comes sooner
+    waits, the latest per challenge replacing the one before."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last: dict[str, float] = {}  # member digest -> when they last wrote
+        self._waiting: dict[tuple[str, str], tuple[Membership, Result]] = {}  # (member, challenge) -> latest
+
+    def admit(self, member: str, challenge: str, post: tuple[Membership, Result], now: float) -> float | None:
+        """None: write it now (it counts as the member's write). Else it waits: the seconds until
+        it is due if it is the member's first waiting post (start a timer), else 0."""
+        with self._lock:
+            due = self._last.get(member, -math.inf) + POST_SECONDS
+            if now < due:
+                first = not any(m == member for m, _ in self._waiting)
+                self._waiting[(member, challenge)] = post
+                return due - now if first else 0.0
+            self._last[member] = now
+            if len(self._last) > 10_000:  # forget the ones long gone
+                self._last = {m: t for m, t in self._last.items() if now - t < POST_SECONDS}
+            return None
+
+    def due(self, now: float) -> tuple[list[tuple[Membership, Result]], bool]:
+        """The waiting posts due now, one a member, taken out; and whether others still wait."""
+        with self._lock:
+            ready, seen = [], set()
+            for key in list(self._waiting):
+                if key[0] not in seen and now >= self._last.get(key[0], -math.inf) + POST_SECONDS:
+                    seen.add(key[0])
+                    ready.append(self._waiting.pop(key))
+            return ready, bool(self._waiting)
+
+
+def _timer(seconds: float, call: Callable[[], object]) -> None:
+    timer = threading.Timer(seconds, call)
+    timer.daemon = True
+    timer.start()
 
 
 def _cell(text: str) -> str:

@@ -26,7 +26,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from mlp.errors import InputError
+
 URL_VAR = "MLP_DATABASE_URL"
+MAX_IDLE = 8  # connections kept open between transactions; more at once open and close their own
 DATA_VAR = "MLP_PLAYGROUND_STATE"  # the folder of the default SQLite file
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
@@ -75,8 +78,10 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
 )
 
 
-class StoreError(Exception):
-    """The rooms' database can't be used; the message says why, in words for the page."""
+class StoreError(InputError):
+    """The rooms' database can't be used: a sentence of the app's, with what it quotes (the
+    database's own words, a URL without its password, a folder) kept apart, for a page to show
+    literally."""
 
 
 def default_url() -> str:
@@ -103,8 +108,9 @@ def safe_url(url: str) -> str:
 
 
 class Store:
-    """A connection per thread to one database, its schema up to date. `with store.transaction()
-    as db: db.execute(sql, params)`; the block commits, or rolls back if it raises."""
+    """Connections to one database (a few kept open between uses), its schema up to date.
+    `with store.transaction() as db: db.execute(sql, params)`: the block commits, or rolls back
+    if it raises."""
 
     def __init__(self, url: str | None = None) -> None:
         self.url = url or default_url()
@@ -122,7 +128,7 @@ class Store:
                     Path(self.path).parent.mkdir(parents=True, exist_ok=True)
                 except OSError as err:
                     raise StoreError(
-                        f"Can't make the folder for the rooms' database: {err.strerror}."
+                        "Can't make the folder for the rooms' database: {}.", err.strerror
                     ) from None
         elif scheme in ("postgresql", "postgres"):
             self.kind = "postgresql"
@@ -135,9 +141,11 @@ class Store:
                 ) from None
         else:
             raise StoreError(
-                f"{URL_VAR} must start with sqlite:// or postgresql:// (it starts with {scheme!r})."
+                f"{URL_VAR} must start with sqlite:// or postgresql:// (it starts with {{}}).", scheme
             )
-        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._idle: list[Any] = []  # open connections no transaction holds (Streamlit runs each
+        # script run on a thread of its own: a connection a thread would be one a run)
         self._migrate()
 
     def _sqlite(self) -> sqlite3.Connection:
@@ -156,18 +164,26 @@ class Store:
 
         return psycopg.connect(self.url, connect_timeout=10, autocommit=True)  # blocks are transactions
 
-    def _connection(self) -> Any:
-        db = getattr(self._local, "db", None)
-        if db is None or (self.kind == "postgresql" and db.closed):
-            try:
-                db = self._local.db = self._connect()
-            except Exception as err:  # the database's own words, without a password
-                raise StoreError(f"Can't open the rooms' database ({safe_url(self.url)}): {err}") from None
-        return db
+    def _borrow(self) -> Any:
+        with self._lock:
+            db = self._idle.pop() if self._idle else None
+        if db is not None and not getattr(db, "closed", False):
+            return db
+        try:
+            return self._connect()
+        except Exception as err:  # the database's own words, without a password
+            raise StoreError("Can't open the rooms' database ({}): {}", safe_url(self.url), err) from None
+
+    def _give_back(self, db: Any) -> None:
+        with self._lock:
+            if len(self._idle) < MAX_IDLE:
+                self._idle.append(db)
+                return
+        db.close()
 
     @contextmanager
     def transaction(self) -> Iterator[Cursor]:
-        db = self._connection()
+        db, healthy = self._borrow(), True
         try:
             if self.kind == "sqlite":
                 db.execute("BEGIN IMMEDIATE")  # writers queue here, not at their first write
@@ -182,9 +198,16 @@ class Store:
                 with db.transaction():
                     yield Cursor(db.cursor(), "%s")
         except (sqlite3.OperationalError, _pg_errors()) as err:
-            if self.kind == "postgresql" and getattr(db, "closed", False):
-                self._local.db = None  # a dropped connection: the next call opens another
-            raise StoreError(f"The rooms' database failed: {err}") from None
+            healthy = False  # a dropped connection, a locked file: the next call opens another
+            raise StoreError("The rooms' database failed: {}", err) from None
+        except BaseException:
+            healthy = self.kind == "sqlite" or not db.closed
+            raise
+        finally:
+            if healthy:
+                self._give_back(db)
+            else:
+                db.close()
 
     def _migrate(self) -> None:
         with self.transaction() as db:
@@ -205,11 +228,11 @@ class Store:
         self.version = len(MIGRATIONS)
 
     def close(self) -> None:
-        """Closes this thread's connection (others close when their threads end)."""
-        db = getattr(self._local, "db", None)
-        if db is not None:
+        """Closes the connections no transaction holds."""
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for db in idle:
             db.close()
-            self._local.db = None
 
 
 def _pg_errors() -> type[Exception] | tuple[type[Exception], ...]:
