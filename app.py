@@ -11,6 +11,7 @@ import streamlit as st
 
 if __name__ == "__main__":
     from pages.ui import presenter_toggle, presenting, training_status, warm_up
+    from pages.ui.rooms import room_box
 
     st.set_page_config(page_title="MLP Playground", page_icon=":material/hub:", layout="wide")
 
@@ -19,6 +20,7 @@ if __name__ == "__main__":
         st.Page("pages/forward_backward.py", title="Forward & backward", icon=":material/function:"),
         st.Page("pages/playground.py", title="2D playground", icon=":material/scatter_plot:"),
         st.Page("pages/mnist.py", title="MNIST", icon=":material/draw:"),
+        st.Page("pages/board.py", title="Class board", icon=":material/leaderboard:"),
     ]
     # A projector's first screen is the page's: its page links go to the top bar, which is there anyway.
     navigation = st.navigation(pages, position="top" if presenting() else "sidebar")
@@ -27,6 +29,7 @@ if __name__ == "__main__":
     with st.sidebar:
         presenter_toggle()
         training_status(navigation.url_path)  # a run trains on while its visitor looks elsewhere
+        room_box()  # a class room: join it, and challenges' results go to its board
         st.caption("MNIST digits by LeCun, Cortes and Burges, CC BY-SA 3.0.")
 
     navigation.run()

@@ -10,6 +10,7 @@ from mlp.data import gallery
 from mlp.figures.plane import toy_gallery
 from mlp.links.settings import LinkNote
 from pages.ui.internals import WRAPPING_LINKS_CSS
+from pages.ui.rooms import ROOM
 from pages.ui.shell import DEBUG, LOAD, PRESENT
 
 ui.require_shell()
@@ -17,7 +18,7 @@ ui.show_link_notes(  # a link to Home carries nothing but the page-wide switches
     [
         LinkNote(key, value, "the home page has no settings; each lesson below opens its own page")
         for key, value in st.query_params.to_dict().items()
-        if key not in (DEBUG, PRESENT)
+        if key not in (DEBUG, PRESENT, ROOM)
     ]
 )
 

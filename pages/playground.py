@@ -1,5 +1,7 @@
 """2D playground: train a small network live on toy data and watch its decision boundary."""
 
+import functools
+
 import streamlit as st
 
 import pages.ui as ui
@@ -14,6 +16,7 @@ from mlp.runs.playground import Playground, current_run
 from mlp.train import describe_schedule, supports_dropout, uses_momentum
 from pages.ui import playground as panels
 from pages.ui import touch, units
+from pages.ui.rooms import hidden_score
 from pages.ui.shell import COMPARE
 
 ui.require_shell()
@@ -160,7 +163,10 @@ def network_and_curves() -> None:
             st.caption("Challenges score a classifier's accuracy: pick a classification data set.")
         elif challenge is not None:  # checked live, against what the run has reached so far
             scores = playground_scores(run.trainer.history)
-            ui.challenge_status("pg_", challenge, run.settings, scores, link(run.settings) | challenge_link)
+            hidden = functools.partial(hidden_score, run, challenge)  # posted to a class board with the rest
+            ui.challenge_status(
+                "pg_", challenge, run.settings, scores, link(run.settings) | challenge_link, hidden
+            )
         if (gap := run.engine_gap()) is not None:
             st.caption(
                 f"Engines side by side over {gap['epochs']:,} epochs: largest |Δ train loss| = "

@@ -137,6 +137,16 @@ def test_compose_builds_the_dockerfiles_image_for_each_replica(compose):
         assert app["expose"] == [str(port)]
         secret = app["environment"]["STREAMLIT_SERVER_COOKIE_SECRET"]
         assert secret.startswith("${STREAMLIT_SERVER_COOKIE_SECRET:?")  # one for all, required
+        # every replica shares one PostgreSQL, up before them, with one required password
+        assert app["environment"]["MLP_DATABASE_URL"].startswith("postgresql://mlp:${MLP_DB_PASSWORD:?")
+        assert app["environment"]["MLP_DATABASE_URL"].endswith("@db:5432/mlp")
+        assert app["depends_on"] == {"db": {"condition": "service_healthy"}}
+    db = compose["services"]["db"]
+    assert db["image"].startswith("postgres:") and db["environment"]["POSTGRES_PASSWORD"].startswith(
+        "${MLP_DB_PASSWORD:?"
+    )
+    assert db["environment"]["POSTGRES_USER"] == "mlp" and db["environment"]["POSTGRES_DB"] == "mlp"
+    assert "pg_isready" in " ".join(db["healthcheck"]["test"]) and db["volumes"][0].startswith("rooms:")
 
 
 def test_compose_nginx_is_deploy_nginx_conf_for_its_replicas(compose):
@@ -181,8 +191,9 @@ def test_kubernetes_pods_run_the_image_as_the_dockerfile_does(kube):
     assert container["ports"] == [{"name": "http", "containerPort": dockerfile_port()}]
     uid = int(re.search(r"useradd .*--uid (\d+)", DOCKERFILE)[1])
     assert pod["securityContext"] == {"runAsNonRoot": True, "runAsUser": uid}
-    (env,) = container["env"]
-    assert env["name"] == "STREAMLIT_SERVER_COOKIE_SECRET" and "secretKeyRef" in env["valueFrom"]
+    env = {e["name"]: e["valueFrom"]["secretKeyRef"] for e in container["env"]}
+    assert env.keys() == {"STREAMLIT_SERVER_COOKIE_SECRET", "MLP_DATABASE_URL"}  # both from the secret
+    assert {ref["name"] for ref in env.values()} == {"mlp-playground"}
     assert kube["Deployment"]["spec"]["replicas"] >= 2
 
 

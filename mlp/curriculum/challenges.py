@@ -12,7 +12,10 @@ from dataclasses import dataclass, replace
 from itertools import pairwise
 from typing import Any
 
+import numpy as np
+
 from mlp.curriculum.catalogue import Setup, playground_setup
+from mlp.data import make_2d
 from mlp.data.features import input_width
 from mlp.lessons import mnist as mn
 from mlp.lessons import playground as pg
@@ -81,6 +84,20 @@ class Challenge:
         return Verdict(
             False, f"Not yet: best {self._name()} {self._format(best)}{within}, goal {self._goal()}."
         )
+
+    def best(self, scores: Sequence[Score]) -> Score | None:
+        """The run's best score within the challenge's epochs (the first of equals), or None."""
+        window = [
+            s
+            for s in scores
+            if getattr(s, self.metric) is not None and (self.within is None or s.epoch <= self.within)
+        ]
+        sign = 1 if self.metric == "test_acc" else -1
+        return max(window, key=lambda s: sign * getattr(s, self.metric), default=None)
+
+    def parameters(self, settings: Any) -> int:
+        """The weights and biases of the network `settings` describe."""
+        return _mnist_params(settings) if self.page == "mnist" else _playground_params(settings)
 
     def _name(self) -> str:
         return "test accuracy" if self.metric == "test_acc" else "test loss"
@@ -245,6 +262,17 @@ CHALLENGES: dict[str, Challenge] = {
 def challenges_for(page: str) -> list[Challenge]:
     """The challenges on `page`."""
     return [c for c in CHALLENGES.values() if c.page == page]
+
+
+HIDDEN_SEED = 104_729  # a challenge's hidden part: its data drawn again, this added to the seed
+
+
+def hidden_points(settings: pg.Settings) -> tuple[np.ndarray, np.ndarray]:
+    """A playground challenge's hidden test points: as many as its visible ones, drawn from the
+    same distribution (its kind, noise and classes) with another seed. No page shows them; a
+    class board ranks on them once the instructor closes the challenge (mlp.rooms)."""
+    n = max(1, round(settings.n * settings.test_fraction))
+    return make_2d(settings.kind, n, settings.noise, settings.classes, settings.data_seed + HIDDEN_SEED)
 
 
 def playground_scores(history: Any) -> list[Score]:

@@ -307,6 +307,15 @@ class Playground:
         return None if self.twin is None else trainers_gap(self.trainer, self.twin)
 
 
+@torch.inference_mode()
+def score_points(run: Playground, X: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """Cross-entropy and accuracy of the run's network as it is now on points (x1, x2) that are
+    not its data: a challenge's hidden part (mlp.curriculum.challenges.hidden_points)."""
+    with run.lock:
+        X_in = with_features(np.asarray(X, dtype=np.float32), run.settings.features)
+        return evaluate(run.model, X_in, y, set_eval=run.settings.dropout > 0)
+
+
 def run_banner(run: Playground) -> tuple[str, str] | None:
     """Playground.banner's answer (the caller holds the run's lock)."""
     trainer, classes = run.trainer, run.points.classes

@@ -12,6 +12,7 @@ import streamlit as st
 from mlp.curriculum.catalogue import LESSON, LESSONS, Setup, lessons_for
 from mlp.curriculum.challenges import CHALLENGE, CHALLENGES, Challenge, Score, challenges_for
 from mlp.links.settings import LinkNote
+from pages.ui.rooms import post_best
 from pages.ui.shell import LOAD, link_query, presenter
 from pages.ui.text import show_link_notes
 from pages.ui.tour import Walk, tour_card
@@ -122,10 +123,18 @@ def challenge_picker(prefix: str, page: str, load: Load) -> tuple[Challenge | No
 
 
 def challenge_status(
-    prefix: str, challenge: Challenge, settings, scores: list[Score], link: dict[str, str]
+    prefix: str,
+    challenge: Challenge,
+    settings,
+    scores: list[Score],
+    link: dict[str, str],
+    hidden: Callable[[], float | None] | None = None,
 ) -> None:
-    """The challenge, checked against the run now; once met, the settings that met it stay shown."""
+    """The challenge, checked against the run now; once met, the settings that met it stay shown.
+    In a class room, the best result goes to the class board (`hidden`: the run's score on the
+    challenge's hidden part, measured when it is posted)."""
     verdict = challenge.check(settings, scores)
+    board = post_best(challenge, settings, scores, link, hidden)
     met_key = f"{prefix}met_{challenge.key}"
     if verdict.met and met_key not in st.session_state:
         st.session_state[met_key] = (verdict.text, link)
@@ -136,6 +145,8 @@ def challenge_status(
             st.code(_url(met[1]), language=None, wrap_lines=True)
         if not verdict.met:
             st.caption(f"{verdict.text} Hint: {challenge.hint}")
+        if board:
+            st.caption(board)
 
 
 def _url(query: Mapping[str, str]) -> str:

@@ -15,6 +15,7 @@ from mlp.figures.style import for_presenter
 from mlp.links.settings import Spec
 from pages.ui.internals import BASE_CSS, PRESENTER_CSS, leave_pages_directory_mode
 from pages.ui.reconnect import reconnect_notice
+from pages.ui.rooms import ROOM
 from pages.ui.text import literal
 
 
@@ -157,7 +158,7 @@ def switches_query() -> dict[str, str]:
 
 
 LOAD = "load"  # ?load=1: a lesson's button on another page sent the visitor (pages/ui/lessons.py)
-SWITCHES = (DEBUG, PRESENT, SHOW, LESSON, CHALLENGE, COMPARE, LOAD, TOUR, STOP)  # not settings
+SWITCHES = (DEBUG, PRESENT, SHOW, LESSON, CHALLENGE, COMPARE, LOAD, TOUR, STOP, ROOM)  # not settings
 
 
 def settings_query(query: Mapping[str, str]) -> dict[str, str]:

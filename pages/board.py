@@ -1,0 +1,205 @@
+"""Class board: the instructor starts a room, puts its join link on the projector, and watches
+every student's best checked result per challenge arrive, live (mlp.rooms)."""
+
+import html
+import re
+import time
+
+import pandas as pd
+import streamlit as st
+
+import pages.ui as ui
+from mlp.figures.board import score_spread_figure
+from mlp.rooms import Board, RoomError, StoreError
+from mlp.rooms.rooms import MAX_MINUTES, MINUTES, TITLE_CHARS, ChallengeBoard, read_code
+from pages.ui.rooms import ROOM, shared_rooms
+from pages.ui.text import say
+
+BOARD_KEY = "board_room"  # session state: (code, instructor secret)
+SECRET = "key"  # ?key=…: the instructor link's secret, taken off the address bar once read
+REFRESH_SECONDS = 2.0
+
+ui.require_shell()
+ui.page_header(
+    "Class board",
+    "Start a room, put its code on the projector, and every student's best result on each "
+    "challenge shows up here as the app checks it.",
+)
+try:
+    rooms = shared_rooms()
+except StoreError as err:
+    st.error(f"The class board can't open its database. {say(err)}", icon=":material/error:")
+    st.stop()
+
+# An instructor link: the room and its secret, read once, then off the address bar (a projector shows it).
+if SECRET in st.query_params:
+    code, secret = read_code(st.query_params.get(ROOM, "")) or "", st.query_params[SECRET]
+    del st.query_params[SECRET]
+    try:
+        rooms.instructed(code, secret)
+        st.session_state[BOARD_KEY] = (code, secret)
+    except (RoomError, StoreError) as err:
+        st.error(say(err), icon=":material/error:")
+base = re.sub(r"/board$", "", (st.context.url or "").split("?")[0].rstrip("/"))
+
+
+def act(action, *args) -> None:
+    """A button's action on the room; what went wrong is said on the board, not raised."""
+    try:
+        action(*args)
+    except (RoomError, StoreError) as err:
+        st.session_state.board_error = say(err)
+
+
+def start_room() -> None:
+    try:
+        room, secret = rooms.create(st.session_state.board_title, int(st.session_state.board_minutes))
+    except (RoomError, StoreError) as err:
+        st.session_state.board_error = say(err)
+        return
+    st.session_state[BOARD_KEY] = (room.code, secret)
+
+
+if BOARD_KEY not in st.session_state:
+    with st.form("board_start"):
+        st.text_input("Room name", key="board_title", value="Today's class", max_chars=TITLE_CHARS)
+        st.number_input(
+            "Open for (minutes)", key="board_minutes", min_value=1, max_value=MAX_MINUTES, value=MINUTES,
+            help="Then the room, its results and its nicknames are deleted.",
+        )  # fmt: skip
+        st.form_submit_button("Start a room", type="primary", on_click=start_room)
+    if error := st.session_state.pop("board_error", None):
+        st.error(error, icon=":material/error:")
+    st.caption(
+        "Back to a room you started? Open your instructor link. Students need no account: they "
+        "join with the room's code and a nickname, and the nickname is all the room keeps about them."
+    )
+    st.stop()
+
+code, secret = st.session_state[BOARD_KEY]
+try:
+    room = rooms.instructed(code, secret)
+except (RoomError, StoreError) as err:
+    del st.session_state[BOARD_KEY]
+    st.error(say(err), icon=":material/error:")
+    st.stop()
+
+st.html(
+    "<style>.board-code{font-size:3.2rem;font-weight:700;letter-spacing:.12em;line-height:1.1}"
+    ".board-title{font-size:1.25rem;font-weight:600}</style>"
+    f'<div class="board-title">{html.escape(room.title)}</div>'
+    f'<div class="board-code" aria-label="Room code">{room.shown_code}</div>'
+)
+join, actions = st.columns([3, 2])
+with join:
+    st.caption("Students open this link, or any page of the app and the sidebar's Class room:")
+    st.code(f"{base}/?{ROOM}={room.shown_code}", language=None)
+with actions:
+    with st.expander("Your instructor link: keep it to yourself", icon=":material/key:"):
+        st.code(f"{base}/board?{ROOM}={room.code}&{SECRET}={secret}", language=None, wrap_lines=True)
+        st.caption("It is the only way back to this board (a reload starts a new session).")
+    left, right = st.columns(2)
+    left.download_button(
+        "Download CSV", data=lambda: rooms.export_csv(code, secret), file_name=f"room-{room.shown_code}.csv",
+        mime="text/csv", icon=":material/download:", on_click="ignore",
+    )  # fmt: skip
+    if room.open:
+        right.button("Close the room", icon=":material/lock:", on_click=act, args=(rooms.close, code, secret))
+    else:
+        right.caption("Closed: no more joins or results. It is deleted when it expires.")
+
+
+def ranks(board: ChallengeBoard) -> pd.DataFrame:
+    """The challenge's entries as a table (text, nicknames included): live, ranked on the visible
+    test points; once closed, ranked on the hidden ones, with the live rank beside."""
+    now, percent = time.time(), board.challenge.metric == "test_acc"
+
+    def shown(value: float | None) -> str:
+        return "none" if value is None else f"{value:.1%}" if percent else f"{value:.3f}"
+
+    if board.closed:
+        rows = [
+            {
+                "Rank": e.final_rank,
+                "Nickname": e.nickname,
+                "Hidden points": shown(e.hidden_score),
+                "Live": shown(e.score),
+                "Live rank": e.rank,
+                "Change": _change(e.rank, e.final_rank),
+                "Setup": base + e.link,
+            }
+            for e in sorted(board.entries, key=lambda e: e.final_rank or 0)
+        ]
+        return pd.DataFrame(rows)
+    rows = [
+        {
+            "Rank": e.rank,
+            "Nickname": e.nickname,
+            "Score": shown(e.score),
+            "Met": "yes" if e.met else "",
+            "Epoch": e.epoch,
+            "Parameters": e.parameters,
+            "Posted": f"{max(0, int(now - e.posted))} s ago",
+            "Setup": base + e.link,
+        }
+        for e in board.entries
+    ]
+    return pd.DataFrame(rows)
+
+
+def _change(rank: int, final: int | None) -> str:
+    if final is None or final == rank:
+        return "="
+    return f"↑{rank - final}" if final < rank else f"↓{final - rank}"
+
+
+@st.fragment(run_every=REFRESH_SECONDS)
+def live_board() -> None:
+    try:
+        board: Board = rooms.board(code, secret)
+    except (RoomError, StoreError) as err:
+        st.error(say(err), icon=":material/error:")
+        return
+    st.markdown(f"**{board.members}** joined" + (f" · {len(board.hidden)} hidden" if board.hidden else ""))
+    if not board.challenges:
+        st.info(
+            "No results yet: they appear here as students train on a challenge.",
+            icon=":material/hourglass_top:",
+        )
+    for entry in board.challenges:
+        c = entry.challenge
+        with st.container(border=True, key=f"board_{c.key}"):
+            head, button = st.columns([3, 2])
+            head.markdown(f"**{c.goal}**  \n{entry.count} in · {entry.met} met the goal")
+            if entry.closed:
+                button.caption("Closed: ranked again on the hidden test points.")
+            else:
+                button.button(
+                    "Close and rank on hidden points", key=f"board_close_{c.key}",
+                    on_click=act, args=(rooms.close_challenge, code, secret, c.key),
+                    help="No more posts; the board ranks again on test points no student has seen.",
+                )  # fmt: skip
+            if entry.entries:
+                table, chart = st.columns([3, 2])
+                table.dataframe(
+                    ranks(entry), hide_index=True, width="stretch",
+                    column_config={"Setup": st.column_config.LinkColumn("Setup", display_text="Open")},
+                )  # fmt: skip
+                with chart:
+                    ui.chart(score_spread_figure([e.score for e in entry.entries], c.target, c.metric))
+    nicknames = sorted({e.nickname for b in board.challenges for e in b.entries}, key=str.casefold)
+    with st.expander("Hide a nickname from the board", icon=":material/visibility_off:"):
+        hide, show = st.columns(2)
+        if nicknames:  # a selectbox shows its options as plain text
+            who = hide.selectbox("On the board", nicknames, key="board_hide_who")
+            hide.button("Hide", key="board_hide", on_click=act, args=(rooms.hide, code, secret, who))
+        if board.hidden:
+            back = show.selectbox("Hidden", board.hidden, key="board_show_who")
+            show.button(
+                "Show again", key="board_show", on_click=act, args=(rooms.hide, code, secret, back, False)
+            )
+    if error := st.session_state.pop("board_error", None):
+        st.error(error, icon=":material/error:")
+
+
+live_board()

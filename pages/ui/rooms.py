@@ -1,0 +1,196 @@
+"""A student's side of a class room: joining it from the sidebar, and posting the checker's best.
+
+The instructor puts a join link on the projector (`?room=ABCD-EFGH`, from the Class board
+page); it opens the app with the sidebar's "Class room" box open and the code filled in. A
+student types a nickname and joins: their session holds the membership's token (never shown,
+never in a link; a cookie keeps it for the browser's next session), so a post can only be
+theirs. From then on, whenever a challenge's check finds a better result than the last one
+posted, the page posts it (pages/ui/lessons.py): the challenge's metric on the visible test
+points and, for the playground, on the hidden part measured then, the epoch, the parameters
+and the setup's link.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+from urllib.parse import urlencode
+
+import streamlit as st
+
+from mlp.curriculum.challenges import Challenge, Score, hidden_points
+from mlp.rooms import Membership, Result, RoomError, Rooms, Store, StoreError
+from mlp.rooms.rooms import CLOSED, read_code, show_code
+from mlp.runs.playground import Playground, score_points
+from pages.ui.text import say
+
+ROOM = "room"  # ?room=ABCD-EFGH: a join link
+MEMBER_KEY = "room_member"  # session state: this visitor's Membership
+ERROR_KEY = "room_error"  # session state: why the last join failed
+POSTED_KEY = "room_posted"  # session state: {(room, challenge): the score last kept or refused as no better}
+_log = logging.getLogger(__name__)
+
+
+@st.cache_resource(show_spinner=False)
+def _rooms() -> Rooms:
+    return Rooms(Store())
+
+
+def shared_rooms() -> Rooms:
+    """The process's rooms (one store, one connection a thread); a StoreError says why not.
+    (A failure isn't cached: the next call tries again.)"""
+    return _rooms()
+
+
+def membership() -> Membership | None:
+    return st.session_state.get(MEMBER_KEY)
+
+
+def room_box() -> None:
+    """The sidebar's "Class room": join with a code and a nickname, or see where results go."""
+    _from_cookie()
+    member, linked = membership(), st.query_params.get(ROOM, "")
+    _remember(member)
+    if member is not None:
+        with st.sidebar.container(border=True, key="room_member_box"):
+            st.markdown(f":material/groups: Class room **{show_code(member.code)}**, as")
+            st.text(member.nickname)  # as typed, never Markdown
+            st.caption("Your best checked result on each challenge goes to the class board.")
+            st.button("Leave the room", key="room_leave", on_click=_leave)
+        return
+    with st.sidebar.expander("Class room", icon=":material/groups:", expanded=bool(linked)):
+        with st.form("room_join", border=False):
+            st.text_input(
+                "Room code", value=linked[:20], max_chars=20, placeholder="ABCD-EFGH", key="room_code"
+            )
+            st.text_input(
+                "Your nickname", max_chars=24, key="room_nickname",
+                help="What the class board shows; nothing else about you is kept.",
+            )  # fmt: skip
+            st.form_submit_button("Join", type="primary", on_click=_join)
+        if error := st.session_state.pop(ERROR_KEY, None):
+            st.error(error)  # the app's own sentences: a nickname is never in them
+
+
+def _leave() -> None:
+    st.session_state.pop(MEMBER_KEY, None)
+    st.session_state[LEFT_KEY] = True
+
+
+# The membership outlives a reload: its room and token wait in a cookie of this browser (set by a
+# component, since Streamlit sets none), and a new session reads it in its first run
+# (st.context.cookies), so coming back costs no extra run of the page.
+COOKIE = "mlp_room"
+COOKIE_DAYS = 1  # a room lasts 12 hours at most
+_REMEMBER_JS = """
+export default function (component) {
+  const { data } = component;
+  const base = `${data.name}=`, tail = "; path=/; SameSite=Strict";
+  // room code and token: letters, digits, "-", "_" and one ":", all a cookie's value may hold
+  if (data.member) document.cookie = base + data.member + `; max-age=${data.seconds}` + tail;
+  else if (data.left && document.cookie.includes(base)) document.cookie = base + "; max-age=0" + tail;
+}
+"""
+_remember_component = None
+LEFT_KEY = "room_left"  # session state: the visitor left their room here (the browser forgets it)
+CHECKED_KEY = "room_cookie_checked"  # session state: this session has looked at the cookie
+
+
+def _remember(member: Membership | None) -> None:
+    """The cookie follows the membership: set while in a room, removed once left."""
+    global _remember_component
+    if _remember_component is None:
+        _remember_component = st.components.v2.component("mlp_room", html="", js=_REMEMBER_JS)
+    data = {
+        "name": COOKIE,
+        "member": f"{member.code}:{member.token}" if member else None,
+        "left": bool(st.session_state.get(LEFT_KEY)),
+        "seconds": COOKIE_DAYS * 86_400,
+    }
+    with st.sidebar:
+        _remember_component(key="room_remember", data=data)
+
+
+def _from_cookie() -> None:
+    """A new session of a browser that was in a room: back in it, if the room still has them."""
+    if CHECKED_KEY in st.session_state or MEMBER_KEY in st.session_state:
+        return
+    st.session_state[CHECKED_KEY] = True
+    kept = st.context.cookies.get(COOKIE)
+    code, _, token = (kept if isinstance(kept, str) else "").partition(":")  # (AppTest's isn't one)
+    if not (code and token):
+        return
+    try:
+        member = shared_rooms().member(code, token)
+    except StoreError:
+        return  # the database is down: joining again will say so
+    if member is not None:
+        st.session_state[MEMBER_KEY] = member
+    else:
+        st.session_state[LEFT_KEY] = True  # gone or closed: the browser forgets it
+
+
+def _join() -> None:
+    code, nickname = st.session_state.get("room_code", ""), st.session_state.get("room_nickname", "")
+    if read_code(code) is None:
+        st.session_state[ERROR_KEY] = (
+            "A room code has 8 letters and digits, like K7MQ-2XPW: check it on the projector."
+        )
+        return
+    try:
+        st.session_state[MEMBER_KEY] = shared_rooms().join(code, nickname)
+    except (RoomError, StoreError) as err:
+        st.session_state[ERROR_KEY] = say(err)
+        return
+    st.session_state.pop(LEFT_KEY, None)
+
+
+def post_best(
+    challenge: Challenge,
+    settings: Any,
+    scores: Sequence[Score],
+    link: Mapping[str, str],
+    hidden: Callable[[], float | None] | None = None,
+) -> str | None:
+    """Posts the run's best result on `challenge` if this visitor is in a room and it beats the
+    last one posted; a sentence for the page about the board, or None outside a room."""
+    member = membership()
+    if member is None:
+        return None
+    if challenge.problem(settings) is not None:
+        return "Results with these settings don't go to the class board."
+    best = challenge.best(scores)
+    if best is None:
+        return f"Your best result goes to the class board of room {show_code(member.code)} as you train."
+    score = getattr(best, challenge.metric)
+    posted = st.session_state.setdefault(POSTED_KEY, {})
+    key = (member.code, challenge.key)
+    better = key not in posted or (
+        score > posted[key] if challenge.metric == "test_acc" else score < posted[key]
+    )
+    if better:
+        try:
+            result = Result(
+                challenge.key,
+                float(score),
+                hidden() if hidden is not None else None,
+                best.epoch,
+                challenge.parameters(settings),
+                f"/{challenge.page}?{urlencode(dict(link))}",
+            )
+            answer = shared_rooms().post(member, result)
+        except (RoomError, StoreError) as err:
+            return say(err)
+        posted[key] = score  # kept, queued for the member's next second, or not to be kept
+        if answer == CLOSED:
+            return "The instructor closed this challenge: the class board now ranks it on hidden test points."
+    if key not in posted:
+        return f"Posting your best to the class board of room {show_code(member.code)}…"
+    return f"On the class board of room {show_code(member.code)}: your best so far is posted."
+
+
+def hidden_score(run: Playground, challenge: Challenge) -> float:
+    """The playground run's network as it is now, on the challenge's hidden test points."""
+    loss, accuracy = score_points(run, *hidden_points(run.settings))
+    return accuracy if challenge.metric == "test_acc" else loss

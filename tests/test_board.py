@@ -1,0 +1,277 @@
+"""The class board (pages/board.py) and a student's room (pages/ui/rooms.py): AppTest for the
+pages' own logic, Chromium for a class: an instructor and students in separate browser contexts,
+on SQLite, on PostgreSQL, and across two replicas behind nginx on PostgreSQL."""
+
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+import shutil
+import time
+from dataclasses import replace
+from pathlib import Path
+from urllib.parse import urlencode
+
+import numpy as np
+import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+from playwright.sync_api import expect
+
+from deploy.replicas import healthy, nginx_path, replica_env, site_config, start_nginx, stop
+from deploy.supervisor import Replicas
+from mlp.curriculum.challenges import CHALLENGES, hidden_points
+from mlp.lessons import playground as pg
+from mlp.rooms import Rooms, Store
+from mlp.runs.playground import Playground, score_points
+from tests.conftest import ARTIFACTS, _require_browser, open_page
+from tests.harness import button, free_port, serve_app, wait_for_app
+
+# --- AppTest ----------------------------------------------------------------------------------
+
+
+def test_the_board_starts_a_room_and_shows_its_links_with_the_name_as_typed():
+    app = open_page("pages/board.py")
+    app.text_input(key="board_title").set_value("Friday <b>ML</b> **now**")
+    app.button(key="FormSubmitter:board_start-Start a room").click().run()
+    assert not app.exception
+    code, secret = app.session_state["board_room"]
+    join, instructor = (c.value for c in app.code)
+    assert join.endswith(f"/?room={code[:4]}-{code[4:]}")
+    assert instructor.endswith(f"/board?room={code}&key={secret}")
+    shown = "".join(h.proto.body for h in app.get("html"))
+    assert "Friday &lt;b&gt;ML&lt;/b&gt; **now**" in shown  # escaped: shown as typed
+    assert "No results yet" in app.info[0].value
+
+
+def test_an_instructor_link_opens_its_room_and_leaves_the_address_bar():
+    room, secret = Rooms(Store()).create("class")
+    app = open_page("pages/board.py", {"room": room.code, "key": secret})
+    assert "key" not in app.query_params  # a projector shows the address bar
+    assert app.session_state["board_room"] == (room.code, secret)
+    wrong = open_page("pages/board.py", {"room": room.code, "key": "guess"})
+    assert "doesn't open a room" in wrong.error[0].value
+    assert "board_room" not in wrong.session_state and "key" not in wrong.query_params
+    assert wrong.button(key="FormSubmitter:board_start-Start a room")  # start one instead
+
+
+def test_a_student_joins_from_the_sidebar_and_bad_input_gets_a_sentence():
+    room, _ = Rooms(Store()).create("class")
+    app = open_page("pages/home.py", {"room": room.shown_code})
+    assert not app.warning  # room= is a switch, not an ignored setting
+    form = "FormSubmitter:room_join-Join"
+    fields = {t.label: t for t in app.sidebar.text_input}
+    assert fields["Room code"].value == room.shown_code
+    fields["Your nickname"].set_value(" ").run()
+    app.button(key=form).click().run()
+    assert "nickname is empty" in app.error[0].value and "room_member" not in app.session_state
+    fields = {t.label: t for t in app.sidebar.text_input}
+    fields["Room code"].set_value("nope")
+    fields["Your nickname"].set_value("[link](http://x)")
+    app.button(key=form).click().run()
+    assert "8 letters and digits" in app.error[0].value
+    fields = {t.label: t for t in app.sidebar.text_input}
+    fields["Room code"].set_value(room.code.lower())
+    app.button(key=form).click().run()
+    assert not app.exception and app.session_state["room_member"].nickname == "[link](http://x)"
+    assert "[link](http://x)" in [t.value for t in app.sidebar.text]  # st.text: never Markdown
+    app.button(key="room_leave").click().run()
+    assert "room_member" not in app.session_state
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_hidden_part_is_new_points_scored_as_the_visible_ones_are(seed):
+    challenge = CHALLENGES[CHALLENGE]
+    settings = replace(pg.from_query(challenge.solution.query)[0], seed=seed)
+    run = Playground(settings, pg.make_points(settings))
+    for _ in range(10):
+        run.run_epoch()
+    last = run.trainer.history.epochs[-1]
+    loss, accuracy = score_points(run, run.points.X_test, run.points.y_test)
+    assert accuracy == pytest.approx(last.val_acc) and loss == pytest.approx(last.val_loss, rel=1e-5)
+    X, y = hidden_points(settings)
+    assert len(X) == len(run.points.X_test) and set(np.unique(y)) == set(np.unique(run.points.y_test))
+    assert (
+        not np.isin(X, run.points.X_test).all(axis=1).any()
+        and not np.isin(X, run.points.X_train).all(axis=1).any()
+    )
+    hidden_loss, hidden_accuracy = score_points(run, X, y)
+    assert hidden_accuracy > 0.9 and hidden_loss < 0.5  # the same moons: a network that learnt them does well
+
+
+# --- a class in Chromium ------------------------------------------------------------------------
+
+STUDENTS = {"ana": 0, "**ben**": 3}  # nickname -> the seed they train with (markup shown as typed)
+CHALLENGE = "moons-20"
+
+
+def challenge_link(seed: int) -> str:
+    query = dict(CHALLENGES[CHALLENGE].solution.query) | {"seed": str(seed), "challenge": CHALLENGE}
+    return f"/playground?{urlencode(query)}"
+
+
+def no_traceback(*tabs) -> None:
+    for tab in tabs:
+        assert tab.locator('[data-testid="stException"]').count() == 0
+
+
+def run_a_class(browser, url: str, name: str, cookies: dict[str, str] | None = None) -> list[dict]:
+    """An instructor starts a room; the students join from its link, reload onto a challenge's
+    link (a new session: the browser brings their membership back) and play until it is met;
+    the board shows them, hides one, closes the challenge and exports. `cookies`: who (the
+    instructor or a nickname) goes to which replica. The CSV's rows."""
+    cookies = cookies or {}
+
+    def context(who: str, dark: bool = False):
+        ctx = browser.new_context(
+            viewport={"width": 1280, "height": 720}, color_scheme="dark" if dark else "light"
+        )
+        if who in cookies:
+            ctx.add_cookies([{"name": "mlp_replica", "value": cookies[who], "url": url}])
+        tab = ctx.new_page()
+        tab.set_default_timeout(120_000)
+        return tab
+
+    teacher = context("instructor", dark=True)
+    teacher.goto(f"{url}/board")
+    wait_for_app(teacher, heading="Class board")
+    teacher.get_by_role("textbox", name="Room name").fill("Friday <b>ML</b>")
+    button(teacher, "Start a room").click()
+    expect(teacher.locator(".board-title")).to_have_text("Friday <b>ML</b>")  # as typed
+    code = teacher.locator(".board-code").inner_text()
+    students = {}
+    for nickname, seed in STUDENTS.items():
+        tab = students[nickname] = context(nickname)
+        tab.goto(f"{url}/?room={code}")
+        wait_for_app(tab, heading="MLP Playground")
+        tab.get_by_role("textbox", name="Your nickname").fill(nickname)
+        button(tab, "Join").click()
+        expect(tab.locator(".st-key-room_member_box")).to_contain_text(nickname)
+        tab.goto(url + challenge_link(seed))  # a full reload: a new session
+        wait_for_app(tab, heading="2D playground")
+        expect(tab.locator(".st-key-room_member_box")).to_contain_text(code)  # back in the room
+        wait_for_app(tab, heading="2D playground")  # the run that brought it back has ended
+        button(tab, "Play").click()
+        expect(button(tab, "Pause")).to_be_visible()
+    for tab in students.values():
+        expect(tab.get_by_text("your best so far is posted")).to_be_visible(timeout=180_000)
+    expect(teacher.get_by_text(f"{len(STUDENTS)} in · {len(STUDENTS)} met the goal")).to_be_visible()
+    teacher.wait_for_timeout(500)  # the chart's first draw
+    teacher.screenshot(path=str(ARTIFACTS / f"board-{name}-dark-1280x720.png"))  # the projector's screen
+    teacher.get_by_text("Hide a nickname from the board").click()
+    choose(teacher, "On the board", "**ben**")
+    button(teacher, "Hide").click()
+    expect(teacher.get_by_text("1 hidden")).to_be_visible()
+    button(teacher, "Close and rank on hidden points").click()
+    expect(teacher.get_by_text("Closed: ranked again on the hidden test points.")).to_be_visible()
+    with teacher.expect_download() as download:
+        button(teacher, "Download CSV").click()
+    rows = list(csv.DictReader(io.StringIO(Path(download.value.path()).read_text())))
+    ana = students["ana"]
+    ana.get_by_role("button", name="Leave the room").click()
+    expect(ana.locator(".st-key-room_member_box")).to_have_count(0)
+    ana.reload()  # left: the browser forgot the room
+    wait_for_app(ana, heading="2D playground")
+    expect(ana.get_by_test_id("stSidebar").get_by_text("Class room", exact=True)).to_be_visible()  # to join
+    expect(ana.locator(".st-key-room_member_box")).to_have_count(0)
+    setup = context("viewer")
+    setup.goto(url + rows[0]["setup link"])  # the instructor opens a student's setup
+    wait_for_app(setup, heading="2D playground")
+    expect(setup.get_by_text(CHALLENGES[CHALLENGE].goal).first).to_be_visible()
+    no_traceback(teacher, *students.values(), setup)
+    for tab in (teacher, *students.values(), setup):
+        tab.context.close()
+    return rows
+
+
+def choose(tab, label: str, option: str) -> None:
+    """Picks `option` in the selectbox `label`; opens it again if a redraw of the board (every
+    2 s) closed it before the option could be clicked (a few tries at most)."""
+    box, item = tab.get_by_role("combobox", name=label), tab.get_by_role("option", name=option, exact=True)
+    for _ in range(10):
+        box.click()
+        try:
+            item.click(timeout=5_000)
+            return
+        except PlaywrightTimeoutError:
+            continue
+    raise AssertionError(f"could not choose {option!r} in {label!r}")
+
+
+def check_export(rows: list[dict]) -> None:
+    assert sorted(r["nickname"] for r in rows) == sorted(STUDENTS)
+    for row in rows:
+        assert row["challenge"] == CHALLENGE and row["met"] == "yes" and float(row["score"]) >= 0.99
+        assert 0 <= float(row["hidden part score"]) <= 1  # measured on points no page showed
+        assert row["setup link"].startswith("/playground?") and f"challenge={CHALLENGE}" in row["setup link"]
+        assert int(row["epoch"]) <= CHALLENGES[CHALLENGE].within
+    assert {r["nickname"]: r["hidden from the board"] for r in rows} == {"ana": "no", "**ben**": "yes"}
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_a_class_on_sqlite(browser, app_url):
+    check_export(run_a_class(browser, app_url, "sqlite"))
+
+
+_databases = itertools.count()
+
+
+def fresh_database(server: str) -> str:
+    import psycopg
+
+    name = f"board_{next(_databases)}"
+    with psycopg.connect(server, autocommit=True) as db:
+        db.execute(f"CREATE DATABASE {name}")
+    return server.rsplit("/", 1)[0] + f"/{name}"
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_a_class_on_postgresql(browser, postgres_url):
+    database = fresh_database(postgres_url)
+    with serve_app("board-postgresql.log", env={"MLP_DATABASE_URL": database}) as url:
+        check_export(run_a_class(browser, url, "postgresql"))
+    rooms = Rooms(Store(database))  # the results are in PostgreSQL, not in a file
+    with rooms.store.transaction() as db:
+        assert db.one("SELECT COUNT(*) FROM results")[0] == len(STUDENTS)
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_a_class_across_two_replicas_behind_nginx_on_postgresql(browser, postgres_url, tmp_path):
+    """The instructor on one replica, ana on the other, ben on the first: the board, served by
+    r1, shows what r2 posted; then r2 is killed and nothing it posted is lost."""
+    _require_browser()
+    if nginx_path() is None:
+        pytest.fail("nginx not found (apt-get install nginx)")
+    logs = ARTIFACTS / "board-replicas"
+    shutil.rmtree(logs, ignore_errors=True)
+    logs.mkdir(parents=True)
+    database = fresh_database(postgres_url)
+    ports = [free_port(), free_port()]
+    replicas = Replicas(ports, replica_env() | {"MLP_DATABASE_URL": database}, logs)
+    url = f"http://127.0.0.1:{free_port()}"
+    nginx = []
+    try:
+        for port in ports:
+            replicas.start(port)
+        assert replicas.wait_up() is None
+        site = site_config([f"127.0.0.1:{p}" for p in ports], url.removeprefix("http://"), True)
+        nginx.append(start_nginx(logs / "nginx", site))
+        deadline = time.monotonic() + 30
+        while not healthy(url):
+            assert nginx[0].poll() is None and time.monotonic() < deadline, f"nginx did not start: see {logs}"
+            time.sleep(0.1)
+        rows = run_a_class(
+            browser, url, "replicas", {"instructor": "r1", "ana": "r2", "**ben**": "r1", "viewer": "r2"}
+        )
+        check_export(rows)
+        replicas.replicas[ports[1]].process.kill()  # a lost replica loses no posted result
+        with Rooms(Store(database)).store.transaction() as db:
+            assert db.one("SELECT COUNT(*) FROM results")[0] == len(STUDENTS)
+        answered = (logs / "nginx" / "access.log").read_text()
+        for port in ports:  # both replicas served the class
+            assert f"replica=127.0.0.1:{port}" in answered
+    finally:
+        stop([*nginx, *replicas.processes()])
