@@ -29,7 +29,8 @@ if __name__ == "__main__":
     with st.sidebar:
         presenter_toggle()
         training_status(navigation.url_path)  # a run trains on while its visitor looks elsewhere
-        room_box()  # a class room: join it, and challenges' results go to its board
+        if navigation.url_path != "board":  # (the instructor's link names its room too)
+            room_box()  # a class room: join it, and challenges' results go to its board
         st.caption("MNIST digits by LeCun, Cortes and Burges, CC BY-SA 3.0.")
 
     navigation.run()

@@ -4,15 +4,16 @@ every student's best checked result per challenge arrive, live (mlp.rooms)."""
 import html
 import re
 import time
+from collections.abc import Callable
 
 import pandas as pd
 import streamlit as st
 
 import pages.ui as ui
 from mlp.figures.board import score_spread_figure
-from mlp.rooms import Board, RoomError, StoreError
+from mlp.rooms import Board
 from mlp.rooms.rooms import MAX_MINUTES, MINUTES, TITLE_CHARS, ChallengeBoard, read_code
-from pages.ui.rooms import ROOM, shared_rooms
+from pages.ui.rooms import ROOM, allowed, shared_rooms
 from pages.ui.text import say
 
 BOARD_KEY = "board_room"  # session state: (code, instructor secret)
@@ -27,7 +28,7 @@ ui.page_header(
 )
 try:
     rooms = shared_rooms()
-except StoreError as err:
+except Exception as err:  # the app's sentence, or what a fault means: never a traceback
     st.error(f"The class board can't open its database. {say(err)}", icon=":material/error:")
     st.stop()
 
@@ -38,23 +39,26 @@ if SECRET in st.query_params:
     try:
         rooms.instructed(code, secret)
         st.session_state[BOARD_KEY] = (code, secret)
-    except (RoomError, StoreError) as err:
+    except Exception as err:  # the app's sentence, or what a fault means: never a traceback
         st.error(say(err), icon=":material/error:")
 base = re.sub(r"/board$", "", (st.context.url or "").split("?")[0].rstrip("/"))
 
 
-def act(action, *args) -> None:
+def act(action: Callable[..., object], *args: object) -> None:
     """A button's action on the room; what went wrong is said on the board, not raised."""
     try:
         action(*args)
-    except (RoomError, StoreError) as err:
+    except Exception as err:  # the app's sentence, or what a fault means: never a traceback
         st.session_state.board_error = say(err)
 
 
 def start_room() -> None:
+    if not allowed("board_starts"):
+        st.session_state.board_error = "Too many rooms started from this page: wait a minute."
+        return
     try:
         room, secret = rooms.create(st.session_state.board_title, int(st.session_state.board_minutes))
-    except (RoomError, StoreError) as err:
+    except Exception as err:  # the app's sentence, or what a fault means: never a traceback
         st.session_state.board_error = say(err)
         return
     st.session_state[BOARD_KEY] = (room.code, secret)
@@ -79,7 +83,7 @@ if BOARD_KEY not in st.session_state:
 code, secret = st.session_state[BOARD_KEY]
 try:
     room = rooms.instructed(code, secret)
-except (RoomError, StoreError) as err:
+except Exception as err:  # the app's sentence, or what a fault means: never a traceback
     del st.session_state[BOARD_KEY]
     st.error(say(err), icon=":material/error:")
     st.stop()
@@ -157,7 +161,7 @@ def _change(rank: int, final: int | None) -> str:
 def live_board() -> None:
     try:
         board: Board = rooms.board(code, secret)
-    except (RoomError, StoreError) as err:
+    except Exception as err:  # the app's sentence, or what a fault means: never a traceback
         st.error(say(err), icon=":material/error:")
         return
     st.markdown(f"**{board.members}** joined" + (f" · {len(board.hidden)} hidden" if board.hidden else ""))

@@ -163,10 +163,10 @@ def network_and_curves() -> None:
             st.caption("Challenges score a classifier's accuracy: pick a classification data set.")
         elif challenge is not None:  # checked live, against what the run has reached so far
             scores = playground_scores(run.trainer.history)
-            hidden = functools.partial(hidden_score, run, challenge)  # posted to a class board with the rest
-            ui.challenge_status(
-                "pg_", challenge, run.settings, scores, link(run.settings) | challenge_link, hidden
-            )
+            hidden = functools.partial(hidden_score, run, challenge)  # posted to a class board too
+            own = not run.edits and run.data_key == run.settings.data_key  # no upload, no points by hand
+            query = link(run.settings) | challenge_link
+            ui.challenge_status("pg_", challenge, run.settings, scores, query, hidden, own)
         if (gap := run.engine_gap()) is not None:
             st.caption(
                 f"Engines side by side over {gap['epochs']:,} epochs: largest |Δ train loss| = "

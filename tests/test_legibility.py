@@ -9,6 +9,7 @@ A failure lists every finding with its element and its numbers.
 """
 
 import re
+import time
 
 import pytest
 
@@ -74,6 +75,37 @@ def test_mnists_probability_bars_are_legible_in_projector_mode(screen, app_url, 
     screen.locator(".st-key-mn_pick_bars .stPlotlyChart").wait_for()
     settle(screen)
     assert_legible(screen, projector=True, scheme=scheme, every_tab=False)  # the tabs: the views above
+
+
+def a_room_with_results() -> str:
+    """The instructor link of a room with a few results on two challenges, one of them closed."""
+    from mlp.rooms import Result, Rooms, Store
+
+    clock = [1.0e9]
+    rooms = Rooms(Store(), lambda: clock[0] + time.time() - 1.0e9)
+    room, secret = rooms.create("Monday's class")
+    for i, name in enumerate(["ana", "**ben**", "Chloé <b>", "dee"]):
+        member = rooms.join(room.code, name)
+        rooms.post(
+            member, Result("moons-20", 0.99 + i / 400, 0.97 - i / 100, 10 + i, 114, "/playground?seed=1")
+        )
+        clock[0] += 2  # a member's writes are a second apart
+        rooms.post(member, Result("spiral-sgd", 0.2 - i / 50, 0.3, 200, 33_000, "/playground?seed=2"))
+    rooms.close_challenge(room.code, secret, "spiral-sgd")
+    return f"board?room={room.code}&key={secret}"
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize(
+    ("scheme", "projector"), [("light", False), ("dark", False), ("light", True), ("dark", True)]
+)
+def test_the_class_board_with_results_is_legible(screen, app_url, scheme, projector):
+    screen.goto(f"{app_url}/{a_room_with_results()}" + ("&present=1" if projector else ""))
+    settle(screen)
+    screen.get_by_text("4 in · 4 met the goal").wait_for()  # moons-20's: all at 99% or more
+    settle(screen)
+    assert screen.get_by_test_id("stSidebar").get_by_text("Class room").count() == 0  # no join box here
+    assert_legible(screen, projector, scheme)
 
 
 PHONE = {"width": 390, "height": 844}

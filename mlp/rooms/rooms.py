@@ -40,6 +40,9 @@ CODE_LENGTH = 8  # 31^8 ≈ 8.5e11 codes, shown as ABCD-EFGH
 NICKNAME_CHARS = 24
 TITLE_CHARS = 60
 LINK_CHARS = 2000
+BLANKS = set(
+    "\u115f\u1160\u3164\uffa0\u2800"
+)  # Hangul fillers, the blank braille cell: letters that show nothing
 MINUTES = 90  # a room's life unless the instructor says otherwise
 MAX_MINUTES = 12 * 60
 POST_SECONDS = 1.0  # a member's posts at most this often; the page posts its latest best at its next check
@@ -154,14 +157,22 @@ def clean_text(text: str, limit: int, what: str) -> str:
     """`text` as it will be shown: no control or invisible format characters, spaces collapsed,
     at most `limit` characters. Shown literally (never Markdown or HTML) wherever it appears."""
     kept = "".join(
-        " " if ch.isspace() else ch for ch in text if unicodedata.category(ch)[0] != "C" or ch.isspace()
+        " " if ch.isspace() else ch
+        for ch in text
+        if (unicodedata.category(ch)[0] != "C" or ch.isspace()) and ch not in BLANKS
     )
     cleaned = " ".join(kept.split())
-    if not cleaned:
+    if not any(ch.isalnum() for ch in cleaned):  # no letter or digit: nothing to read
         raise RoomError(f"The {what} is empty: type a few letters.")
     if len(cleaned) > limit:
         raise RoomError(f"The {what} is {len(cleaned)} characters long; at most {limit}, please.")
     return cleaned
+
+
+def nickname_key(nickname: str) -> str:
+    """What makes two nicknames the same one: their letters whatever their case or width
+    ("Ana", "ＡＮＡ" and "ana" are one)."""
+    return unicodedata.normalize("NFKC", nickname).casefold()
 
 
 def _goodness(challenge: Challenge, score: float) -> float:
@@ -185,6 +196,7 @@ class Rooms:
         self._lock = threading.Lock()
         self._pace = _Pace()
         self._purged = -math.inf
+        self.later(0.0, self._sweep)  # now, then every PURGE_SECONDS
 
     # --- the instructor's -------------------------------------------------------------------
 
@@ -244,7 +256,7 @@ class Rooms:
         with self.store.transaction() as db:
             changed = db.execute(
                 "UPDATE members SET hidden = ? WHERE room = ? AND nickname_key = ?",
-                (int(hidden), code, nickname.casefold()),
+                (int(hidden), code, nickname_key(nickname)),
             )
         if not changed:
             raise RoomError("No one in this room goes by that nickname.")
@@ -300,7 +312,7 @@ class Rooms:
             added = db.execute(
                 "INSERT INTO members (room, member, nickname, nickname_key, joined) VALUES (?, ?, ?, ?, ?) "
                 "ON CONFLICT DO NOTHING",
-                (code, digest(token), nickname, nickname.casefold(), now),
+                (code, digest(token), nickname, nickname_key(nickname), now),
             )
         if not added:
             raise RoomError("Someone in this room already has that nickname: pick another.")
@@ -341,13 +353,26 @@ class Rooms:
     def flush(self) -> None:
         """Writes the posts that waited for their member's time, one a member (the others wait on)."""
         ready, left = self._pace.due(self.clock())
-        for membership, result in ready:
-            try:
-                self.post(membership, result)
-            except (RoomError, StoreError) as err:  # the room closed meanwhile: nothing to keep
-                _log.info("A waiting post was dropped: %s", err)
-        if left:  # another challenge's post, or one not due yet (a clock behind the timer's)
-            self.later(POST_SECONDS if ready else POST_SECONDS / 4, self.flush)
+        try:
+            for membership, result in ready:
+                try:
+                    self.post(membership, result)
+                except (RoomError, StoreError) as err:  # the room closed meanwhile: nothing to keep
+                    _log.info("A waiting post was dropped: %s", err)
+                except Exception:  # a fault: logged, and the other members' posts still go
+                    _log.exception("A waiting post failed")
+        finally:
+            if left:  # another challenge's post, or one not due yet (a clock behind the timer's)
+                self.later(POST_SECONDS if ready else POST_SECONDS / 4, self.flush)
+
+    def _sweep(self) -> None:
+        """Every PURGE_SECONDS, whether or not anyone visits: expired rooms go."""
+        try:
+            self.purge(force=True)
+        except Exception:  # the database is down: next time
+            _log.warning("Expired rooms could not be deleted", exc_info=True)
+        finally:
+            self.later(PURGE_SECONDS, self._sweep)
 
     # --- housekeeping -----------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -30,6 +31,7 @@ from mlp.errors import InputError
 
 URL_VAR = "MLP_DATABASE_URL"
 MAX_IDLE = 8  # connections kept open between transactions; more at once open and close their own
+PING_SECONDS = 30.0  # a PostgreSQL connection idle this long is checked before it is used
 DATA_VAR = "MLP_PLAYGROUND_STATE"  # the folder of the default SQLite file
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
@@ -144,7 +146,9 @@ class Store:
                 f"{URL_VAR} must start with sqlite:// or postgresql:// (it starts with {{}}).", scheme
             )
         self._lock = threading.Lock()
-        self._idle: list[Any] = []  # open connections no transaction holds (Streamlit runs each
+        self._idle: list[
+            tuple[Any, float]
+        ] = []  # with when each was given back  # open connections no transaction holds (Streamlit runs each
         # script run on a thread of its own: a connection a thread would be one a run)
         self._migrate()
 
@@ -153,7 +157,7 @@ class Store:
         db = sqlite3.connect(self.path, uri=uri, timeout=10, isolation_level=None, check_same_thread=False)
         db.execute("PRAGMA foreign_keys = ON")
         if not uri:
-            db.execute("PRAGMA journal_mode = WAL")  # readers don't wait for a writer
+            db.execute("PRAGMA journal_mode = WAL")  # a crash leaves the file consistent
             db.execute("PRAGMA synchronous = NORMAL")  # durable at each checkpoint; WAL keeps it consistent
         return db
 
@@ -166,7 +170,12 @@ class Store:
 
     def _borrow(self) -> Any:
         with self._lock:
-            db = self._idle.pop() if self._idle else None
+            db, since = self._idle.pop() if self._idle else (None, 0.0)
+        if db is not None and self.kind == "postgresql" and time.monotonic() - since > PING_SECONDS:
+            try:  # idle a while: the server may have restarted since
+                db.execute("SELECT 1")
+            except Exception:  # a dead connection: another is opened below
+                db.close()
         if db is not None and not getattr(db, "closed", False):
             return db
         try:
@@ -177,7 +186,7 @@ class Store:
     def _give_back(self, db: Any) -> None:
         with self._lock:
             if len(self._idle) < MAX_IDLE:
-                self._idle.append(db)
+                self._idle.append((db, time.monotonic()))
                 return
         db.close()
 
@@ -197,7 +206,7 @@ class Store:
             else:
                 with db.transaction():
                     yield Cursor(db.cursor(), "%s")
-        except (sqlite3.OperationalError, _pg_errors()) as err:
+        except (sqlite3.Error, _pg_errors()) as err:
             healthy = False  # a dropped connection, a locked file: the next call opens another
             raise StoreError("The rooms' database failed: {}", err) from None
         except BaseException:
@@ -231,7 +240,7 @@ class Store:
         """Closes the connections no transaction holds."""
         with self._lock:
             idle, self._idle = self._idle, []
-        for db in idle:
+        for db, _ in idle:
             db.close()
 
 
@@ -240,7 +249,7 @@ def _pg_errors() -> type[Exception] | tuple[type[Exception], ...]:
         import psycopg
     except ImportError:
         return ()
-    return psycopg.OperationalError
+    return psycopg.Error
 
 
 class Cursor:

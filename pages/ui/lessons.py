@@ -129,12 +129,14 @@ def challenge_status(
     scores: list[Score],
     link: dict[str, str],
     hidden: Callable[[], float | None] | None = None,
+    own_data: bool = True,
 ) -> None:
     """The challenge, checked against the run now; once met, the settings that met it stay shown.
     In a class room, the best result goes to the class board (`hidden`: the run's score on the
-    challenge's hidden part, measured when it is posted)."""
+    challenge's hidden part, measured when it is posted), unless the run trains on points of its
+    own (`own_data` False: uploaded, or added or erased by hand), which its link can't reproduce."""
     verdict = challenge.check(settings, scores)
-    board = post_best(challenge, settings, scores, link, hidden)
+    board = post_best(challenge, settings, scores, link, hidden, own_data)
     met_key = f"{prefix}met_{challenge.key}"
     if verdict.met and met_key not in st.session_state:
         st.session_state[met_key] = (verdict.text, link)

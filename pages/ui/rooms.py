@@ -13,6 +13,7 @@ and the setup's link.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlencode
@@ -20,7 +21,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from mlp.curriculum.challenges import Challenge, Score, hidden_points
-from mlp.rooms import Membership, Result, RoomError, Rooms, Store, StoreError
+from mlp.rooms import Membership, Result, Rooms, Store
 from mlp.rooms.rooms import CLOSED, read_code, show_code
 from mlp.runs.playground import Playground, score_points
 from pages.ui.text import say
@@ -38,7 +39,7 @@ def _rooms() -> Rooms:
 
 
 def shared_rooms() -> Rooms:
-    """The process's rooms (one store, one connection a thread); a StoreError says why not.
+    """The process's rooms (one store, a few connections); a StoreError says why not.
     (A failure isn't cached: the next call tries again.)"""
     return _rooms()
 
@@ -123,8 +124,9 @@ def _from_cookie() -> None:
         return
     try:
         member = shared_rooms().member(code, token)
-    except StoreError:
-        return  # the database is down: joining again will say so
+    except Exception:  # the database is down: joining again will say so
+        _log.warning("A membership's cookie could not be checked", exc_info=True)
+        return
     if member is not None:
         st.session_state[MEMBER_KEY] = member
     else:
@@ -138,12 +140,28 @@ def _join() -> None:
             "A room code has 8 letters and digits, like K7MQ-2XPW: check it on the projector."
         )
         return
+    if not allowed("room_joins"):
+        st.session_state[ERROR_KEY] = "Too many tries: wait a minute, then join again."
+        return
     try:
         st.session_state[MEMBER_KEY] = shared_rooms().join(code, nickname)
-    except (RoomError, StoreError) as err:
+    except Exception as err:
         st.session_state[ERROR_KEY] = say(err)
         return
     st.session_state.pop(LEFT_KEY, None)
+
+
+TRIES = 6  # joins (or rooms started) a session may try a minute: room codes aren't for guessing
+
+
+def allowed(what: str, now: float | None = None) -> bool:
+    """Whether this session may try `what` once more this minute (and counts the try)."""
+    now = time.monotonic() if now is None else now
+    tries = [t for t in st.session_state.get(what, []) if now - t < 60]
+    if len(tries) >= TRIES:
+        return False
+    st.session_state[what] = [*tries, now]
+    return True
 
 
 def post_best(
@@ -152,6 +170,7 @@ def post_best(
     scores: Sequence[Score],
     link: Mapping[str, str],
     hidden: Callable[[], float | None] | None = None,
+    own_data: bool = True,
 ) -> str | None:
     """Posts the run's best result on `challenge` if this visitor is in a room and it beats the
     last one posted; a sentence for the page about the board, or None outside a room."""
@@ -160,6 +179,8 @@ def post_best(
         return None
     if challenge.problem(settings) is not None:
         return "Results with these settings don't go to the class board."
+    if not own_data:
+        return "Results on uploaded points, or points added or erased by hand, don't go to the class board."
     best = challenge.best(scores)
     if best is None:
         return f"Your best result goes to the class board of room {show_code(member.code)} as you train."
@@ -180,7 +201,7 @@ def post_best(
                 f"/{challenge.page}?{urlencode(dict(link))}",
             )
             answer = shared_rooms().post(member, result)
-        except (RoomError, StoreError) as err:
+        except Exception as err:  # a room gone, the database down, a fault: a sentence, never a traceback
             return say(err)
         posted[key] = score  # kept, queued for the member's next second, or not to be kept
         if answer == CLOSED:
