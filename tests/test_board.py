@@ -4,11 +4,13 @@ on SQLite, on PostgreSQL, and across two replicas behind nginx on PostgreSQL."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import itertools
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlencode
@@ -160,6 +162,7 @@ def run_a_class(browser, url: str, name: str, cookies: dict[str, str] | None = N
     the board shows them, hides one, closes the challenge and exports. `cookies`: who (the
     instructor or a nickname) goes to which replica. The CSV's rows."""
     cookies = cookies or {}
+    tabs = {}
 
     def context(who: str, dark: bool = False):
         ctx = browser.new_context(
@@ -167,9 +170,24 @@ def run_a_class(browser, url: str, name: str, cookies: dict[str, str] | None = N
         )
         if who in cookies:
             ctx.add_cookies([{"name": "mlp_replica", "value": cookies[who], "url": url}])
-        tab = ctx.new_page()
+        tab = tabs[who] = ctx.new_page()
         tab.set_default_timeout(120_000)
         return tab
+
+    try:
+        return _class(url, name, context)
+    except BaseException:
+        for who, tab in tabs.items():  # what each of them saw, for the failure's reader
+            with contextlib.suppress(Exception):
+                tab.screenshot(path=str(ARTIFACTS / f"FAILED-board-{name}-{who.strip('*')}.png"))
+        raise
+    finally:
+        for tab in tabs.values():
+            with contextlib.suppress(Exception):
+                tab.context.close()
+
+
+def _class(url: str, name: str, context: Callable) -> list[dict]:
 
     teacher = context("instructor", dark=True)
     teacher.goto(f"{url}/board")
@@ -209,7 +227,8 @@ def run_a_class(browser, url: str, name: str, cookies: dict[str, str] | None = N
     ana = students["ana"]
     ana.get_by_role("button", name="Leave the room").click()
     expect(ana.locator(".st-key-room_member_box")).to_have_count(0)
-    ana.reload()  # left: the browser forgot the room
+    ana.wait_for_function("() => !document.cookie.includes('mlp_room=')")  # the browser forgets the room
+    ana.reload()
     wait_for_app(ana, heading="2D playground")
     expect(ana.get_by_test_id("stSidebar").get_by_text("Class room", exact=True)).to_be_visible()  # to join
     expect(ana.locator(".st-key-room_member_box")).to_have_count(0)
@@ -218,8 +237,6 @@ def run_a_class(browser, url: str, name: str, cookies: dict[str, str] | None = N
     wait_for_app(setup, heading="2D playground")
     expect(setup.get_by_text(CHALLENGES[CHALLENGE].goal).first).to_be_visible()
     no_traceback(teacher, *students.values(), setup)
-    for tab in (teacher, *students.values(), setup):
-        tab.context.close()
     return rows
 
 
