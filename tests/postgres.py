@@ -8,6 +8,7 @@ it all afterwards. As root, the server runs as the `postgres` user (it refuses r
 from __future__ import annotations
 
 import glob
+import itertools
 import os
 import shutil
 import subprocess
@@ -77,3 +78,16 @@ def postgres_server() -> Iterator[str]:
             timeout=60,
         )
         shutil.rmtree(folder, ignore_errors=True)
+
+
+_databases = itertools.count()
+
+
+def new_database(server: str, prefix: str) -> str:
+    """The URL of a new, empty database on `server` (a postgres_server's URL)."""
+    import psycopg
+
+    name = f"{prefix}_{next(_databases)}"
+    with psycopg.connect(server, autocommit=True) as db:
+        db.execute(f"CREATE DATABASE {name}")
+    return server.rsplit("/", 1)[0] + f"/{name}"

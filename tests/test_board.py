@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import csv
 import io
-import itertools
 import shutil
 import time
 from collections.abc import Callable
@@ -29,6 +28,7 @@ from mlp.rooms import Rooms, Store
 from mlp.runs.playground import Playground, score_points
 from tests.conftest import ARTIFACTS, _require_browser, open_page
 from tests.harness import button, free_port, serve_app, wait_for_app
+from tests.postgres import new_database
 
 # --- AppTest ----------------------------------------------------------------------------------
 
@@ -270,22 +270,10 @@ def test_a_class_on_sqlite(browser, app_url):
     check_export(run_a_class(browser, app_url, "sqlite"))
 
 
-_databases = itertools.count()
-
-
-def fresh_database(server: str) -> str:
-    import psycopg
-
-    name = f"board_{next(_databases)}"
-    with psycopg.connect(server, autocommit=True) as db:
-        db.execute(f"CREATE DATABASE {name}")
-    return server.rsplit("/", 1)[0] + f"/{name}"
-
-
 @pytest.mark.browser
 @pytest.mark.slow
 def test_a_class_on_postgresql(browser, postgres_url):
-    database = fresh_database(postgres_url)
+    database = new_database(postgres_url, "board")
     with serve_app("board-postgresql.log", env={"MLP_DATABASE_URL": database}) as url:
         check_export(run_a_class(browser, url, "postgresql"))
     rooms = Rooms(Store(database))  # the results are in PostgreSQL, not in a file
@@ -304,7 +292,7 @@ def test_a_class_across_two_replicas_behind_nginx_on_postgresql(browser, postgre
     logs = ARTIFACTS / "board-replicas"
     shutil.rmtree(logs, ignore_errors=True)
     logs.mkdir(parents=True)
-    database = fresh_database(postgres_url)
+    database = new_database(postgres_url, "board")
     ports = [free_port(), free_port()]
     replicas = Replicas(ports, replica_env() | {"MLP_DATABASE_URL": database}, logs)
     url = f"http://127.0.0.1:{free_port()}"

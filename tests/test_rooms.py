@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import io
-import itertools
 import threading
 
 import pytest
@@ -24,8 +23,7 @@ from mlp.rooms.rooms import (
     show_code,
 )
 from mlp.rooms.store import MIGRATIONS, default_url, safe_url
-
-_databases = itertools.count()
+from tests.postgres import new_database
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -33,13 +31,7 @@ def url(request, tmp_path) -> str:
     """A fresh, empty database: a SQLite file, or a new database on the session's PostgreSQL."""
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'rooms.sqlite3'}"
-    import psycopg
-
-    server = request.getfixturevalue("postgres_url")
-    name = f"rooms_{next(_databases)}"
-    with psycopg.connect(server, autocommit=True) as db:
-        db.execute(f"CREATE DATABASE {name}")
-    return server.rsplit("/", 1)[0] + f"/{name}"
+    return new_database(request.getfixturevalue("postgres_url"), "rooms")
 
 
 class Clock:

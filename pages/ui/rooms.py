@@ -22,7 +22,7 @@ import streamlit as st
 
 from mlp.curriculum.challenges import Challenge, Score, hidden_points
 from mlp.rooms import Membership, Result, Rooms, Store
-from mlp.rooms.rooms import CLOSED, read_code, show_code
+from mlp.rooms.rooms import CLOSED, show_code
 from mlp.runs.playground import Playground, score_points
 from pages.ui.text import say
 
@@ -34,14 +34,10 @@ _log = logging.getLogger(__name__)
 
 
 @st.cache_resource(show_spinner=False)
-def _rooms() -> Rooms:
-    return Rooms(Store())
-
-
 def shared_rooms() -> Rooms:
     """The process's rooms (one store, a few connections); a StoreError says why not.
     (A failure isn't cached: the next call tries again.)"""
-    return _rooms()
+    return Rooms(Store())
 
 
 def membership() -> Membership | None:
@@ -135,11 +131,6 @@ def _from_cookie() -> None:
 
 def _join() -> None:
     code, nickname = st.session_state.get("room_code", ""), st.session_state.get("room_nickname", "")
-    if read_code(code) is None:
-        st.session_state[ERROR_KEY] = (
-            "A room code has 8 letters and digits, like K7MQ-2XPW: check it on the projector."
-        )
-        return
     if not allowed("room_joins"):
         st.session_state[ERROR_KEY] = "Too many tries: wait a minute, then join again."
         return
@@ -206,8 +197,6 @@ def post_best(
         posted[key] = score  # kept, queued for the member's next second, or not to be kept
         if answer == CLOSED:
             return "The instructor closed this challenge: the class board now ranks it on hidden test points."
-    if key not in posted:
-        return f"Posting your best to the class board of room {show_code(member.code)}…"
     return f"On the class board of room {show_code(member.code)}: your best so far is posted."
 
 
