@@ -59,7 +59,10 @@ ui.page_header(
 ui.show_link_notes(notes)
 lesson_link = ui.lesson_panel("mn_", "mnist", load)
 challenge, challenge_link = ui.challenge_picker("mn_", "mnist", load)
-data = dataset()
+# A challenge keeps part of the test digits hidden (for a class board's final ranking): its runs
+# train, show and are checked on the rest. Start (a callback) reads what this run chose.
+st.session_state.mn_challenge_data = challenge is not None
+data = dataset().challenge_part() if challenge is not None else dataset()
 views.data_banner(data, dataset.clear)
 if not ui.presenter():  # a secondary panel: the run comes first on a projector
     with st.expander("Example digits, ten of each class"):
@@ -97,7 +100,8 @@ def start() -> None:
         # A closed tab's run stops once its session would be dropped (Streamlit keeps it that
         # long for a visitor who reconnects), even on a server that never gets round to it.
         keepalive = float(st.get_option("server.disconnectedSessionTTL"))
-        session.start(dataset(), st.session_state.mn_settings, shared_executor(), keepalive)
+        data = dataset().challenge_part() if st.session_state.get("mn_challenge_data") else dataset()
+        session.start(data, st.session_state.mn_settings, shared_executor(), keepalive)
     except (ValueError, RuntimeError) as err:  # e.g. out of GPU memory, or a bad combination
         st.session_state.mn_error = ui.say(err)
 
@@ -143,11 +147,13 @@ left.button(
 right.button("Stop", icon=":material/stop:", key="mn_stop", on_click=session.stop, disabled=not running)
 if error := st.session_state.pop("mn_error", None):
     st.error(f"Training could not start: {error}")
-if challenge is not None:  # checked against the last run this page trained (not a loaded file)
+if challenge is not None:  # checked against the last run this page trained on its digits (not a file)
     done = session.run if session.run is not None and not session.run.loaded and not running else None
+    done = done if done is not None and done.data.hidden is not None else None
     scores = [Score(done.trainer.epoch, done.evaluate().accuracy, done.evaluate().loss)] if done else []
     ran = done.settings if done else settings
-    ui.challenge_status("mn_", challenge, ran, scores, to_query(ran) | challenge_link)
+    hidden = done.hidden_accuracy if done else None  # measured if the result goes to a class board
+    ui.challenge_status("mn_", challenge, ran, scores, to_query(ran) | challenge_link, hidden)
 progress, counters = st.empty(), st.empty()
 curves = st.container(key="mn_curves").empty()  # keyed: a tour can point at it
 shown: dict[str, str] = {}  # what this script run drew, as plotly JSON

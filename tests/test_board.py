@@ -29,6 +29,7 @@ from mlp.runs.playground import Playground, score_points
 from tests.conftest import ARTIFACTS, _require_browser, open_page
 from tests.harness import button, free_port, serve_app, wait_for_app
 from tests.postgres import new_database
+from tests.test_page_mnist import train
 
 # --- AppTest ----------------------------------------------------------------------------------
 
@@ -118,6 +119,25 @@ def test_the_page_posts_the_checkers_best_but_not_a_run_on_points_of_its_own():
         0.95,
     )  # epoch 30 is past 20
     assert entry.link == "/playground?seed=0" and entry.met
+
+
+@pytest.mark.slow
+def test_the_mnist_page_checks_a_challenge_on_its_visible_digits_and_posts_the_hidden_ones_score():
+    rooms = Rooms(Store())
+    room, secret = rooms.create("class")
+    app = open_page("pages/mnist.py", {"challenge": "mnist-3"})
+    assert any("700 test digits (300 more kept hidden for the challenge)" in i.value for i in app.info)
+    app.session_state["room_member"] = rooms.join(room.code, "ana")
+    train(app, epochs=1)
+    assert not app.exception
+    run = app.session_state["mn_session"].run
+    assert run.data.hidden is not None and len(run.evaluate().predicted) == 700  # the page shows these
+    (board,) = rooms.board(room.code, secret).challenges
+    (entry,) = board.entries
+    assert (entry.nickname, entry.epoch, entry.score) == ("ana", 1, pytest.approx(run.evaluate().accuracy))
+    assert entry.hidden_score == pytest.approx(run.hidden_accuracy()) and 0.5 < entry.hidden_score < 1
+    assert entry.link.startswith("/mnist?") and "challenge=mnist-3" in entry.link
+    assert any("your best so far is posted" in c.value for c in [*app.caption, *app.markdown])
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

@@ -237,3 +237,20 @@ def test_the_validation_holdout_is_split_once_and_shared_read_only():
     assert data.holdout(0.1)[0][0] is x_train  # the same arrays for every run
     with pytest.raises(ValueError, match="read-only"):
         x_val[0, 0, 0] = 1
+
+
+def test_a_challenges_part_keeps_300_test_digits_hidden_the_same_for_everyone():
+    data = load_sample()
+    part = data.challenge_part()
+    x_hidden, y_hidden = part.hidden
+    assert (part.n_train, part.n_test, len(y_hidden)) == (4000, 700, 300)
+    assert np.array_equal(np.bincount(part.y_test), np.full(10, 70))  # stratified: every digit in both
+    assert np.array_equal(np.bincount(y_hidden), np.full(10, 30))
+    both = np.concatenate([part.x_test, x_hidden]).reshape(1000, -1)
+    assert len(np.unique(both, axis=0)) == len(np.unique(data.x_test.reshape(1000, -1), axis=0))  # a split
+    assert not (x_hidden.reshape(300, 1, -1) == part.x_test.reshape(1, 700, -1)).all(axis=2).any()
+    assert data.challenge_part() is part and part.challenge_part() is part  # made once, shared
+    assert part.x_train is data.x_train and part.holdout(0.1)[0][0] is data.holdout(0.1)[0][0]
+    assert "(300 more kept hidden for the challenge)" in part.headline and data.hidden is None
+    with pytest.raises(ValueError, match="read-only"):
+        x_hidden[0, 0, 0] = 1

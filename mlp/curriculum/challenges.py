@@ -17,6 +17,7 @@ import numpy as np
 from mlp.curriculum.catalogue import Setup, playground_setup
 from mlp.data import make_2d
 from mlp.data.features import input_width
+from mlp.data.toy import HIDDEN_SEED
 from mlp.lessons import mnist as mn
 from mlp.lessons import playground as pg
 
@@ -262,9 +263,6 @@ CHALLENGES: dict[str, Challenge] = {
 def challenges_for(page: str) -> list[Challenge]:
     """The challenges on `page`."""
     return [c for c in CHALLENGES.values() if c.page == page]
-
-
-HIDDEN_SEED = 104_729  # a challenge's hidden part: its data drawn again, this added to the seed
 
 
 def hidden_points(settings: pg.Settings) -> tuple[np.ndarray, np.ndarray]:

@@ -16,7 +16,7 @@ import struct
 import sys
 import zlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -36,7 +36,7 @@ from mlp.data.download import (
     plain,
     size_text,
 )
-from mlp.data.toy import split
+from mlp.data.toy import HIDDEN_SEED, split
 
 # The PyTorch team's mirror first, then Google's CVDF copy; yann.lecun.com now answers 403/404.
 MIRRORS = (
@@ -57,6 +57,10 @@ SAMPLE_FILES = {
 IMAGES_MAGIC, LABELS_MAGIC = 2051, 2049  # 0x0803: uint8, 3 dims; 0x0801: uint8, 1 dim
 ENV_VAR = "MLP_PLAYGROUND_DATA"  # overrides the cache folder
 SAMPLE_TEST_FRACTION = 0.2  # 5,000 -> 4,000 train / 1,000 test, stratified
+# A challenge keeps this much of the test digits hidden (MnistData.challenge_part): the sample's
+# 1,000 -> 700 a page shows and checks, 300 the class board ranks on at the end (the full set's
+# 10,000 -> 7,000 and 3,000). Kaggle keeps about this share private.
+HIDDEN_FRACTION = 0.3
 CREDIT = "MNIST by Yann LeCun, Corinna Cortes and Christopher J. C. Burges (CC BY-SA 3.0)."
 
 
@@ -75,11 +79,30 @@ class MnistData:
     source: str  # "mnist" (the full set), "sample" (the bundled 5,000 digits) or "synthetic"
     note: str  # what this is and why, in full (for a notebook or the server's log: it may name a path)
     reason: str = ""  # why not the full set, for a page's visitors: plain words, never a path
+    # A challenge's part (challenge_part): the test digits kept back, never shown on a page
+    hidden: tuple[np.ndarray, np.ndarray] | None = None
 
     def __post_init__(self) -> None:
         for array in (self.x_train, self.y_train, self.x_test, self.y_test):
             array.flags.writeable = False  # shared by every visitor of the app: read-only
         self._holdouts: dict[float, tuple] = {}
+        self._challenge: MnistData | None = None
+
+    def challenge_part(self) -> MnistData:
+        """The same digits with HIDDEN_FRACTION of the test digits kept back (stratified, the same
+        for every visitor): a challenge's page trains, shows and checks on the rest, and the class
+        board ranks on the hidden ones once the instructor closes the challenge (mlp.rooms).
+        Made once and shared, like `holdout`; the training digits are the same arrays."""
+        if self.hidden is not None:
+            return self
+        if self._challenge is None:
+            (x_test, y_test), hidden = split(self.x_test, self.y_test, HIDDEN_FRACTION, seed=HIDDEN_SEED)
+            part = replace(self, x_test=x_test, y_test=y_test, hidden=hidden)
+            part._holdouts = self._holdouts  # the training digits' split, shared too
+            for array in hidden:
+                array.flags.writeable = False
+            self._challenge = part
+        return self._challenge
 
     def holdout(self, fraction: float) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
         """(train, validation) from the training digits, stratified; split once and shared, read-only.
@@ -105,6 +128,8 @@ class MnistData:
     def headline(self) -> str:
         """One short line for a page's banner, fit to show a class: no paths, no error text."""
         digits = f"{self.n_train:,} training and {self.n_test:,} test digits"
+        if self.hidden is not None:
+            digits += f" ({len(self.hidden[1]):,} more kept hidden for the challenge)"
         if self.source == "mnist":
             return f"The full MNIST: {digits}."
         if self.source == "sample":

@@ -121,6 +121,11 @@ def _regression(kind: str, n: int, noise: float, rng: np.random.Generator) -> tu
     return (X * scale).astype(np.float32), y.astype(np.float32)
 
 
+# A challenge's hidden part (mlp.curriculum.challenges.hidden_points, MnistData.challenge_part):
+# drawn or split with this seed, added to the data's own where it has one
+HIDDEN_SEED = 104_729
+
+
 def split(
     X: np.ndarray, y: np.ndarray, test_fraction: float = 0.2, seed: int = 0
 ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:

@@ -224,6 +224,14 @@ class MnistRun:
             self.evaluation = Evaluation(accuracy, loss, confusion, per_class(confusion), probs, predicted)
         return self.evaluation
 
+    def hidden_accuracy(self) -> float | None:
+        """Accuracy on the challenge's hidden test digits (MnistData.challenge_part), which no page
+        shows; None for data without a hidden part."""
+        if self.data.hidden is None:
+            return None
+        x, y = self.data.hidden
+        return float(np.mean(predict_proba(self.model, x).argmax(dim=1).cpu().numpy() == y))
+
     def downloads(self) -> list[tuple[str, Callable[[], bytes | str], str]]:
         """(button label, what makes the file, file name) for a run that has ended."""
         extra = {
