@@ -84,6 +84,16 @@ def test_a_student_joins_from_the_sidebar_and_bad_input_gets_a_sentence():
     assert "room_member" not in app.session_state
 
 
+def test_a_join_link_to_a_page_that_rewrites_its_address_keeps_the_box_open_with_the_code():
+    room, _ = Rooms(Store()).create("class")
+    app = open_page("pages/playground.py", {"room": room.shown_code, "challenge": "moons-20"})
+    assert "room" not in app.query_params  # the page wrote its own link
+    app.button(key="pg_step").click().run()  # any click: a rerun with the address bar as it is now
+    (box,) = [e for e in app.sidebar.expander if e.label == "Class room"]
+    assert box.proto.expanded
+    assert {t.label: t.value for t in app.sidebar.text_input}["Room code"] == room.shown_code
+
+
 def test_the_page_posts_the_checkers_best_but_not_a_run_on_points_of_its_own():
     def script() -> None:
         import streamlit as st
@@ -262,7 +272,7 @@ def _class(url: str, name: str, context: Callable) -> list[dict]:
 
 def choose(tab, label: str, option: str) -> None:
     """Picks `option` in the selectbox `label`; opens it again if a redraw of the board (every
-    2 s) closed it before the option could be clicked (a few tries at most)."""
+    second) closed it before the option could be clicked (a few tries at most)."""
     box, item = tab.get_by_role("combobox", name=label), tab.get_by_role("option", name=option, exact=True)
     for _ in range(10):
         box.click()

@@ -259,3 +259,34 @@ def test_a_regressions_palette_image_is_its_value_shading(discrete):
     values = np.linspace(-1.5, 1.5, 30 * 30, dtype=np.float32)
     image = decoded(shade_png(Shade(30, values=values), 1, discrete))
     assert (image == value_rgba(values.reshape(30, 30, 1), discrete)[::-1]).all()
+
+
+def test_the_boards_spread_counts_every_score_and_says_it_in_words():
+    from mlp.figures.board import score_spread_svg, spread_bins
+
+    low, high, counts = spread_bins([0.5, 0.5, 0.85, 1.0], 0.95, bins=5)
+    assert (low, high, counts) == (0.5, 1.0, [2, 0, 0, 1, 1])  # the top score in the last bin
+    assert spread_bins([0.9, 0.9], 0.9)[2] == [0, 0, 0, 0, 2, 0, 0, 0]  # one number: a range around it
+    svg = score_spread_svg([0.8, 0.96, 0.97], 0.95, "test_acc")
+    assert (
+        'role="img"' in svg
+        and "Best scores of 3 students, from 80.0% to 97.0%; 2 met the goal of 95.0%." in svg
+    )
+    assert svg.count("<rect") == 2 and ">2</text>" in svg and "goal 95.0%" in svg
+    loss = score_spread_svg([0.05, 0.2], 0.1, "test_loss")
+    assert "1 met the goal of 0.100" in loss and "test loss" in loss
+
+
+def test_the_boards_table_shows_every_cell_as_text_and_links_the_setup():
+    from mlp.figures.board import ranks_table_html
+
+    rows = [
+        {"Rank": 1, "Nickname": "<b>ana</b> **x**", "Score": "99.0%", "Setup": "/playground?a=1&b=<2>"},
+        {"Rank": 2, "Nickname": "ben", "Score": "none", "Setup": "/mnist?c=3"},
+    ]
+    html = ranks_table_html(rows, "Setup", 'Ranks: "moons"')
+    assert "&lt;b&gt;ana&lt;/b&gt; **x**" in html and "<b>" not in html  # markup shown as typed
+    assert '<a href="/playground?a=1&amp;b=&lt;2&gt;" target="_blank" rel="noopener">Open</a>' in html
+    assert '<th scope="col" class="number">Rank</th>' in html and '<td class="number">2</td>' in html
+    assert '<th scope="col">Score</th>' in html and 'aria-label="Ranks: &quot;moons&quot;"' in html
+    assert ranks_table_html([], "Setup", "none") == ""

@@ -1,54 +1,132 @@
-"""A class board's picture: how a challenge's scores spread, and where its goal lies."""
+"""A class board's picture: how a challenge's scores spread, and where its goal lies.
+
+An SVG drawn here, not a plotly chart: the board redraws every second, and a plotly chart
+redrawn with new numbers costs the instructor's browser ~0.1 s of its main thread; five of
+them (one a challenge) held a board's updates back by up to 3 s (bench/room_load.py).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from html import escape
 
-import plotly.graph_objects as go
+from mlp.figures.style import CLASS_COLORS
 
-from mlp.figures.style import CLASS_COLORS, figure, layout_dict
+WIDTH, HEIGHT = 320, 184  # the drawing's own units
+LEFT, RIGHT, TOP, BOTTOM = 8, 8, 46, 48  # room for the counts above the bars and the axis below
+BINS = 8
+TEXT = 18  # drawn from ~300 px wide: ≥ 16 px on screen, projector mode's least
 
 
-def score_spread_figure(scores: Sequence[float], target: float, metric: str, height: int = 170) -> go.Figure:
-    """A histogram of the students' best scores (test accuracy in %, or test loss), with the
-    challenge's goal as a dashed line: how many are near it, and how far the rest are."""
+def spread_bins(values: Sequence[float], goal: float, bins: int = BINS) -> tuple[float, float, list[int]]:
+    """The histogram: its range (the scores and the goal, padded when they are all one number)
+    and how many scores fall in each of `bins` equal parts of it."""
+    low, high = min(*values, goal), max(*values, goal)
+    if high - low < 1e-9:
+        pad = max(abs(high), 1.0) * 0.05
+        low, high = low - pad, high + pad
+    counts = [0] * bins
+    for v in values:
+        counts[min(bins - 1, int((v - low) / (high - low) * bins))] += 1
+    return low, high, counts
+
+
+def score_spread_svg(scores: Sequence[float], target: float, metric: str) -> str:
+    """A histogram of the students' best scores (test accuracy in %, or test loss), its count
+    above each bar, and the challenge's goal as a dashed line: how many are near it, and how far
+    the rest are. Its text takes the page's colour (light or dark theme)."""
     percent = metric == "test_acc"
     values = [100 * s if percent else s for s in scores]
     goal = 100 * target if percent else target
-    bars = {
-        "type": "histogram",
-        "x": values,
-        "nbinsx": 12,
-        "marker": {"color": CLASS_COLORS[0]},
-        "hovertemplate": "%{x}: %{y} students<extra></extra>",
-    }
-    layout = layout_dict(height)
-    layout |= {
-        "margin": {"l": 36, "r": 10, "t": 26, "b": 40},
-        "bargap": 0.08,
-        "xaxis": {"title": {"text": "test accuracy (%)" if percent else "test loss"}},
-        "yaxis": {"title": {"text": "students"}, "rangemode": "tozero", "dtick": 1},
-        "shapes": [
-            {
-                "type": "line",
-                "x0": goal,
-                "x1": goal,
-                "y0": 0,
-                "y1": 1,
-                "yref": "paper",
-                "line": {"color": CLASS_COLORS[1], "width": 3, "dash": "dash"},
-            }
-        ],
-        "annotations": [
-            {
-                "x": goal,
-                "y": 1,
-                "yref": "paper",
-                "text": "goal",
-                "showarrow": False,
-                "yanchor": "bottom",
-                "font": {"color": CLASS_COLORS[1]},
-            }
-        ],
-    }
-    return figure([bars], layout)
+    low, high, counts = spread_bins(values, goal)
+
+    def x(value: float) -> float:
+        return LEFT + (value - low) / (high - low) * (WIDTH - LEFT - RIGHT)
+
+    def shown(value: float) -> str:
+        return f"{value:.1f}%" if percent else f"{value:.3f}"
+
+    floor, tallest, step = HEIGHT - BOTTOM, max(counts) or 1, (WIDTH - LEFT - RIGHT) / len(counts)
+    g = x(goal)
+    parts = [  # the goal first: the bars and their counts are drawn over it
+        f'<line x1="{g:.1f}" y1="{TOP - 20}" x2="{g:.1f}" y2="{floor}" stroke="{CLASS_COLORS[1]}" '
+        'stroke-width="3" stroke-dasharray="6 4"/>'
+    ]
+    parts.append(f'<line x1="{LEFT}" y1="{floor}" x2="{WIDTH - RIGHT}" y2="{floor}" stroke="currentColor"/>')
+    for i, count in enumerate(counts):
+        if count:
+            h = count / tallest * (floor - TOP)
+            left = LEFT + i * step
+            parts.append(
+                f'<rect x="{left + 1:.1f}" y="{floor - h:.1f}" width="{step - 2:.1f}" height="{h:.1f}" '
+                f'fill="{CLASS_COLORS[0]}"/>'
+            )
+            parts.append(_text(left + step / 2, floor - h - 5, str(count), "middle"))
+    anchor = "end" if g > WIDTH / 2 else "start"
+    parts.append(_text(g + (-6 if anchor == "end" else 6), TOP - 28, f"goal {shown(goal)}", anchor))
+    parts.append(_text(LEFT, floor + 20, shown(low), "start"))
+    parts.append(_text(WIDTH - RIGHT, floor + 20, shown(high), "end"))
+    parts.append(_text(WIDTH / 2, floor + 40, "test accuracy" if percent else "test loss", "middle"))
+    n, met = len(values), sum(v >= goal if percent else v < goal for v in values)
+    label = (
+        f"Best scores of {n} student{'s' if n != 1 else ''}, from {shown(min(values))} to "
+        f"{shown(max(values))}; {met} met the goal of {shown(goal)}."
+    )
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" width="100%" '
+        f'style="max-width:{int(WIDTH * 1.6)}px" role="img" aria-label="{escape(label)}" '
+        f'font-family="Source Sans Pro, sans-serif">{"".join(parts)}</svg>'
+    )
+
+
+def _text(x: float, y: float, text: str, anchor: str) -> str:
+    return (
+        f'<text x="{x:.1f}" y="{y:.1f}" font-size="{TEXT}" text-anchor="{anchor}" '
+        f'fill="currentColor">{escape(text)}</text>'
+    )
+
+
+# The ranks, as HTML: a table redrawn every second costs a browser far less as text than as a
+# data grid (five grids of 50 rows took ~0.2 of a core), and its text grows in projector mode.
+TABLE_CSS = (
+    ".board-table{max-height:23rem;overflow:auto;border:1px solid rgba(128,128,128,.35);border-radius:.5rem}"
+    ".board-table table{border-collapse:collapse;width:100%;font-size:.95rem;margin:0}"
+    ".board-table th,.board-table td{padding:.2rem .6rem;text-align:left;white-space:nowrap;"
+    "border:none;border-bottom:1px solid rgba(128,128,128,.2)}"
+    ".board-table th{position:sticky;top:0;font-weight:600;background:light-dark(#F0F2F6,#262730)}"
+    ".board-table .number{text-align:right;font-variant-numeric:tabular-nums}"
+)
+
+
+def ranks_table_html(rows: Sequence[dict[str, object]], link: str, label: str) -> str:
+    """`rows` (one dict a row, the same keys) as an HTML table, every cell as text (a nickname's
+    markup shown as typed); the `link` column's cells are links ("Open", in a new tab); numbers
+    align right. `label` names the table for a screen reader."""
+    if not rows:
+        return ""
+    columns = list(rows[0])
+    numbers = {c for c in columns if all(_is_number(row[c]) for row in rows)}
+    number = ' class="number"'
+    head = "".join(f'<th scope="col"{number if c in numbers else ""}>{escape(c)}</th>' for c in columns)
+    body = []
+    for row in rows:
+        cells = []
+        for c in columns:
+            value = row[c]
+            if c == link:
+                cells.append(
+                    f'<td><a href="{escape(str(value))}" target="_blank" rel="noopener">Open</a></td>'
+                )
+            elif c in numbers:
+                cells.append(f"<td{number}>{value:,}</td>")
+            else:
+                cells.append(f"<td>{escape(str(value))}</td>")
+        body.append(f"<tr>{''.join(cells)}</tr>")
+    return (
+        f'<div class="board-table" role="region" aria-label="{escape(label)}" tabindex="0">'
+        f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
+    )
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)

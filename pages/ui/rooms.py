@@ -29,6 +29,7 @@ from pages.ui.text import say
 ROOM = "room"  # ?room=ABCD-EFGH: a join link
 MEMBER_KEY = "room_member"  # session state: this visitor's Membership
 ERROR_KEY = "room_error"  # session state: why the last join failed
+LINKED_KEY = "room_linked"  # session state: the code of the join link the visitor came by
 POSTED_KEY = "room_posted"  # session state: {(room, challenge): the score last kept or refused as no better}
 _log = logging.getLogger(__name__)
 
@@ -47,7 +48,9 @@ def membership() -> Membership | None:
 def room_box() -> None:
     """The sidebar's "Class room": join with a code and a nickname, or see where results go."""
     _from_cookie()
-    member, linked = membership(), st.query_params.get(ROOM, "")
+    # A join link's code, kept for the session: a page that rewrites its address bar drops it
+    linked = st.session_state[LINKED_KEY] = st.query_params.get(ROOM) or st.session_state.get(LINKED_KEY, "")
+    member = membership()
     _remember(member)
     if member is not None:
         with st.sidebar.container(border=True, key="room_member_box"):
