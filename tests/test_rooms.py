@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import threading
+import time
 
 import pytest
 
@@ -284,6 +285,32 @@ def test_two_replicas_posting_at_once_lose_nothing(url, clock):
     assert not errors
     entries = replicas[1].board(room.code, secret).challenges[0].entries
     assert [e.nickname for e in entries] == [f"s{i}" for i in reversed(range(12))]
+
+
+def test_the_board_reads_while_another_replica_holds_the_write_lock(url, clock):
+    writer, reader = Rooms(Store(url), clock), Rooms(Store(url), clock)
+    room, secret = writer.create("class")
+    token = writer.join(room.code, "ana").token
+    reader.board(room.code, secret)  # its purge of expired rooms (a write) is done for a minute
+    holding, done = threading.Event(), threading.Event()
+
+    def hold() -> None:  # a long write elsewhere: on SQLite, the file's one write lock
+        with writer.store.transaction():
+            holding.set()
+            done.wait(30)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    try:
+        holding.wait(10)
+        started = time.monotonic()
+        assert reader.board(room.code, secret).members == 1  # the last commit, read at once
+        assert reader.member(room.code, token).nickname == "ana"
+        assert "nickname" in reader.export_csv(room.code, secret)
+        assert time.monotonic() - started < 5  # a queued reader would wait out the 10 s busy timeout
+    finally:
+        done.set()
+        thread.join()
 
 
 def test_the_app_makes_its_schema_and_refuses_a_newer_one(url):

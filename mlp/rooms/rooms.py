@@ -222,7 +222,7 @@ class Rooms:
     def instructed(self, code: str, secret: str) -> Room:
         """The room whose instructor holds `secret`; a RoomError (the same for a wrong code or a
         wrong secret) otherwise."""
-        with self.store.transaction() as db:
+        with self.store.transaction(write=False) as db:
             row = db.one(
                 "SELECT code, title, created, expires, closed, secret FROM rooms WHERE code = ?", (code,)
             )
@@ -265,7 +265,7 @@ class Rooms:
         """Every challenge with at least one result, ranked, as the instructor sees it."""
         room = self.instructed(code, secret)
         self.purge()
-        with self.store.transaction() as db:
+        with self.store.transaction(write=False) as db:
             members = db.all("SELECT nickname, hidden FROM members WHERE room = ? ORDER BY joined", (code,))
             rows = db.all(
                 "SELECT r.challenge, m.nickname, r.score, r.hidden_score, r.met, r.epoch, r.parameters, "
@@ -281,7 +281,7 @@ class Rooms:
     def export_csv(self, code: str, secret: str) -> str:
         """The room's results, hidden members included (marked), one row per member and challenge."""
         room = self.instructed(code, secret)
-        with self.store.transaction() as db:
+        with self.store.transaction(write=False) as db:
             rows = db.all(
                 "SELECT r.challenge, m.nickname, r.score, r.hidden_score, r.met, r.epoch, r.parameters, "
                 "r.posted, r.link, m.hidden FROM results r JOIN members m "
@@ -320,7 +320,7 @@ class Rooms:
 
     def member(self, code: str, token: str) -> Membership | None:
         """The membership `token` holds in open room `code` (a browser back after a reload), or None."""
-        with self.store.transaction() as db:
+        with self.store.transaction(write=False) as db:
             row = db.one(
                 "SELECT m.nickname FROM members m JOIN rooms r ON r.code = m.room "
                 "WHERE m.room = ? AND m.member = ? AND r.closed IS NULL AND r.expires > ?",

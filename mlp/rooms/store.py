@@ -191,11 +191,14 @@ class Store:
         db.close()
 
     @contextmanager
-    def transaction(self) -> Iterator[Cursor]:
+    def transaction(self, write: bool = True) -> Iterator[Cursor]:
+        """One transaction on a pooled connection. On SQLite, a writer queues for the file's one
+        write lock at the start (not at its first write); a reader (`write` False) takes none and
+        reads the last commit while a writer writes (WAL), however many writers queue."""
         db, healthy = self._borrow(), True
         try:
             if self.kind == "sqlite":
-                db.execute("BEGIN IMMEDIATE")  # writers queue here, not at their first write
+                db.execute("BEGIN IMMEDIATE" if write else "BEGIN")
                 cursor = Cursor(db.cursor(), "?")
                 try:
                     yield cursor
