@@ -131,6 +131,58 @@ def test_the_page_posts_the_checkers_best_but_not_a_run_on_points_of_its_own():
     assert entry.link == "/playground?seed=0" and entry.met
 
 
+def test_a_closed_challenge_says_so_at_every_check_and_a_new_membership_posts_afresh():
+    def script() -> None:
+        import time
+
+        import streamlit as st
+
+        from mlp.curriculum.challenges import CHALLENGES, Score
+        from mlp.lessons import playground as pg
+        from pages.ui.rooms import post_best, shared_rooms
+
+        # Each check a few seconds after the one before, as a page's are (a post a second at most)
+        st.session_state.checks = checks = st.session_state.get("checks", 0) + 1
+        shared_rooms().clock = lambda: time.time() + 3 * checks
+        challenge = CHALLENGES["moons-20"]
+        settings = pg.from_query(challenge.solution.query)[0]
+        best = st.session_state.get("best", 0.9)
+        st.text(post_best(challenge, settings, [Score(5, best, 0.1)], {"seed": "0"}, lambda: 0.9))
+
+    def on_time() -> None:  # the page's rooms back on the wall clock, for the tests after this one
+        import time
+
+        from pages.ui.rooms import shared_rooms
+
+        shared_rooms().clock = time.time
+
+    try:
+        closed_then_joined_again(AppTest.from_function(script))
+    finally:
+        AppTest.from_function(on_time).run()
+
+
+def closed_then_joined_again(app: AppTest) -> None:
+    rooms = Rooms(Store())
+    room, secret = rooms.create("class")
+    app.session_state["room_member"] = rooms.join(room.code, "ana")
+    app.run()
+    assert "your best so far is posted" in app.text[0].value
+    rooms.close_challenge(room.code, secret, "moons-20")
+    app.session_state["best"] = 0.95  # better: posted, refused, the challenge is closed
+    app.run()
+    assert app.text[0].value.startswith("The instructor closed this challenge")
+    app.run()  # and the next check says the same, not "posted"
+    assert app.text[0].value.startswith("The instructor closed this challenge")
+    other, _ = rooms.create("another class")
+    app.session_state["room_member"] = rooms.join(other.code, "ana")  # left, joined another room
+    app.session_state["best"] = 0.9  # worse than what the first room got: still this room's first
+    app.run()
+    assert "your best so far is posted" in app.text[0].value
+    (board,) = rooms.board(other.code, _).challenges
+    assert [e.score for e in board.entries] == [0.9]
+
+
 @pytest.mark.slow
 def test_the_mnist_page_checks_a_challenge_on_its_visible_digits_and_posts_the_hidden_ones_score():
     rooms = Rooms(Store())

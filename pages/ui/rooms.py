@@ -30,7 +30,8 @@ ROOM = "room"  # ?room=ABCD-EFGH: a join link
 MEMBER_KEY = "room_member"  # session state: this visitor's Membership
 ERROR_KEY = "room_error"  # session state: why the last join failed
 LINKED_KEY = "room_linked"  # session state: the code of the join link the visitor came by
-POSTED_KEY = "room_posted"  # session state: {(room, challenge): the score last kept or refused as no better}
+POSTED_KEY = "room_posted"  # session state: {(room, token, challenge): the score last sent, or CLOSED}
+CLOSED_SENTENCE = "The instructor closed this challenge: the class board now ranks it on hidden test points."
 _log = logging.getLogger(__name__)
 
 
@@ -180,7 +181,9 @@ def post_best(
         return f"Your best result goes to the class board of room {show_code(member.code)} as you train."
     score = getattr(best, challenge.metric)
     posted = st.session_state.setdefault(POSTED_KEY, {})
-    key = (member.code, challenge.key)
+    key = (member.code, member.token, challenge.key)  # a nickname joined again starts afresh
+    if posted.get(key) == CLOSED:
+        return CLOSED_SENTENCE
     better = key not in posted or (
         score > posted[key] if challenge.metric == "test_acc" else score < posted[key]
     )
@@ -197,9 +200,9 @@ def post_best(
             answer = shared_rooms().post(member, result)
         except Exception as err:  # a room gone, the database down, a fault: a sentence, never a traceback
             return say(err)
-        posted[key] = score  # kept, queued for the member's next second, or not to be kept
+        posted[key] = CLOSED if answer == CLOSED else score  # kept, queued, or not to be kept
         if answer == CLOSED:
-            return "The instructor closed this challenge: the class board now ranks it on hidden test points."
+            return CLOSED_SENTENCE
     return f"On the class board of room {show_code(member.code)}: your best so far is posted."
 
 
