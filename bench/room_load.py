@@ -307,6 +307,9 @@ def report(found: dict[str, Any], seconds: float) -> str:
     ]
     for who in ("members", "students"):
         d = sorted(found[who])
+        if not d:
+            lines.append(f"result -> on the board, {who}: none in this run")
+            continue
         lines.append(
             f"result -> on the board, {who} ({len(d)} results): median {statistics.median(d):.2f} s, "
             f"p95 {d[int(0.95 * (len(d) - 1))]:.2f} s, max {d[-1]:.2f} s"

@@ -58,6 +58,7 @@ BROWSER = {  # bench -> the arguments of its tiny real run
     "browser_mnist": ["--rounds", "1", "--no-stop", "--epochs", "1", "--data", "sample"],
     "load": ["--sessions", "1", "--seconds", "2", "--mnist", "0", "--visitors", "0"],
     "server_memory": ["--minutes", "0.05", "--visits", "1"],
+    "room_load": ["--students", "4", "--browsers", "1", "--seconds", "3"],
 }
 
 
@@ -242,3 +243,78 @@ def test_browser_bench_runs_at_tiny_sizes(name):
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "----" in done.stdout, done.stdout  # its table
+
+
+def test_room_load_times_each_result_to_the_board_and_reports(tmp_path):
+    import itertools
+
+    from bench.room_load import (
+        Class,
+        Shown,
+        arguments,
+        delays,
+        report,
+        room_vs_without,
+        scores,
+        student_delays,
+    )
+    from mlp.curriculum.challenges import CHALLENGES, Score
+    from mlp.rooms import Rooms, Store
+
+    args = arguments([])
+    assert (args.students, args.browsers, args.seconds, args.database) == (50, 8, 20, None)
+    for key in (
+        "circles-4",
+        "spiral-sgd",
+    ):  # a first result short of the goal, a better one, one that meets it
+        challenge = CHALLENGES[key]
+        first, better, met = scores(challenge, 0.002)
+        shown = [
+            Score(1, s, s) if challenge.metric == "test_acc" else Score(1, None, s)
+            for s in (first, better, met)
+        ]
+        assert [challenge.reached(s) for s in shown] == [False, False, True]
+        assert (first < better) == (challenge.metric == "test_acc")
+    board = [["a", 1, 0, 10_000], ["a", 2, 1, 10_500], ["b", 1, 0, 11_000]]  # [challenge, in, met, ms]
+    seen = [
+        Shown("a", "in", 2, 9.9),
+        Shown("a", "met", 1, 10.0),
+        Shown("b", "in", 1, 10.5),
+        Shown("b", "met", 1, 10),
+    ]
+    assert delays(seen, board) == pytest.approx([0.6, 0.5, 0.5, math.inf])
+    assert student_delays([9.0], [["moons-20", 1, 1, 9_250]]) == [0.25]
+
+    clock = itertools.count(1_800_000_000, 5).__next__  # every read of it 5 s on: no post waits its second
+    rooms = Rooms(Store(f"sqlite:///{tmp_path / 'rooms.sqlite3'}"), clock)
+    room, secret = rooms.create("class")
+    members = [rooms.join(room.code, f"s{i}") for i in range(3)]
+    challenges = [CHALLENGES["circles-4"], CHALLENGES["spiral-sgd"]]
+    with Class(rooms, members, challenges, every=0.01) as in_class:
+        deadline = time.monotonic() + 30
+        while in_class.posts < 18 and time.monotonic() < deadline:  # 3 members x 2 challenges x 3 results
+            time.sleep(0.01)
+    assert in_class.posts == 18 and not in_class.refused
+    assert sorted((s.challenge, s.what, s.count) for s in in_class.shown) == sorted(
+        (c.key, what, k) for c in challenges for what in ("in", "met") for k in (1, 2, 3)
+    )
+    board = rooms.board(room.code, secret)
+    assert [(b.count, b.met) for b in board.challenges] == [(3, 3), (3, 3)]
+
+    phase = {
+        "fps": [2.0, 4.0],
+        "fps mean": 3.0,
+        "fps min": 2.0,
+        "server cpu %": 30.0,
+        "server ms a frame": 5.0,
+    }
+    phases = [
+        phase | {"phase": "without"},
+        phase | {"phase": "in", "fps mean": 2.7},
+        phase | {"phase": "again"},
+    ]
+    found = {"phases": phases, "members": [0.5, 1.5], "students": [0.25], "posts": 9, "refused": []}
+    found["class"] = (50, 8)
+    assert room_vs_without(found, "fps mean") == pytest.approx(0.9)
+    text = report(found, 15)
+    assert "frames/s a student 0.90x" in text and "max 1.50 s" in text and "----" in text
