@@ -35,15 +35,44 @@ except Exception as err:  # the app's sentence, or what a fault means: never a t
     st.error(f"The class board can't open its database. {say(err)}", icon=":material/error:")
     st.stop()
 
-# An instructor link: the room and its secret, read once, then off the address bar (a projector shows it).
-if SECRET in st.query_params:
-    code, secret = read_code(st.query_params.get(ROOM, "")) or "", st.query_params[SECRET]
-    del st.query_params[SECRET]
+
+def open_room(code_text: str, secret: str) -> None:
+    """The room an instructor link names, if its secret opens it; else a sentence on the board."""
+    code = read_code(code_text) or ""
     try:
         rooms.instructed(code, secret)
         st.session_state[BOARD_KEY] = (code, secret)
     except Exception as err:  # the app's sentence, or what a fault means: never a traceback
-        st.error(say(err), icon=":material/error:")
+        st.session_state.board_error = say(err)
+
+
+# An instructor link: `…/board?room=CODE#key=SECRET`. The secret rides in the address's fragment,
+# which a browser never sends (no server or proxy log has it); a small component reads it, takes
+# it off the address bar (a projector shows it) and hands it to the page. A link with `?key=`
+# (as the board gave before) still opens its room, and leaves the address bar at once too.
+_HASH_JS = """
+export default function (component) {
+  const found = window.location.hash.match(/^#key=([A-Za-z0-9_-]{1,100})$/);
+  if (!found) return;
+  history.replaceState(history.state, "", window.location.pathname + window.location.search);
+  component.setTriggerValue("key", found[1]);
+}
+"""
+_hash_reader = None
+
+
+def read_the_links_secret() -> None:
+    global _hash_reader
+    if _hash_reader is None:  # registered once per process
+        _hash_reader = st.components.v2.component("mlp_board_key", html="", js=_HASH_JS)
+    _hash_reader(key="board_hash", data={}, on_key_change=lambda: open_room(
+        st.query_params.get(ROOM, ""), str((st.session_state.board_hash or {}).get("key") or "")
+    ))  # fmt: skip
+
+
+if SECRET in st.query_params:
+    open_room(st.query_params.get(ROOM, ""), st.query_params[SECRET])
+    del st.query_params[SECRET]
 base = re.sub(r"/board$", "", (st.context.url or "").split("?")[0].rstrip("/"))
 
 
@@ -68,6 +97,7 @@ def start_room() -> None:
 
 
 if BOARD_KEY not in st.session_state:
+    read_the_links_secret()
     with st.form("board_start"):
         st.text_input("Room name", key="board_title", value="Today's class", max_chars=TITLE_CHARS)
         st.number_input(
@@ -103,7 +133,7 @@ with join:
     st.code(f"{base}/?{ROOM}={room.shown_code}", language=None)
 with actions:
     with st.expander("Your instructor link: keep it to yourself", icon=":material/key:"):
-        st.code(f"{base}/board?{ROOM}={room.code}&{SECRET}={secret}", language=None, wrap_lines=True)
+        st.code(f"{base}/board?{ROOM}={room.code}#{SECRET}={secret}", language=None, wrap_lines=True)
         st.caption("It is the only way back to this board (a reload starts a new session).")
     left, right = st.columns(2)
     left.download_button(

@@ -42,7 +42,7 @@ def test_the_board_starts_a_room_and_shows_its_links_with_the_name_as_typed():
     code, secret = app.session_state["board_room"]
     join, instructor = (c.value for c in app.code)
     assert join.endswith(f"/?room={code[:4]}-{code[4:]}")
-    assert instructor.endswith(f"/board?room={code}&key={secret}")
+    assert instructor.endswith(f"/board?room={code}#key={secret}")  # a fragment: sent to no server
     shown = "".join(h.proto.body for h in app.get("html"))
     assert "Friday &lt;b&gt;ML&lt;/b&gt; **now**" in shown  # escaped: shown as typed
     assert "No results yet" in app.info[0].value
@@ -238,11 +238,13 @@ def no_traceback(*tabs) -> None:
         assert tab.locator('[data-testid="stException"]').count() == 0
 
 
-def run_a_class(browser, url: str, name: str, cookies: dict[str, str] | None = None) -> list[dict]:
+def run_a_class(
+    browser, url: str, name: str, cookies: dict[str, str] | None = None
+) -> tuple[list[dict], str]:
     """An instructor starts a room; the students join from its link, reload onto a challenge's
     link (a new session: the browser brings their membership back) and play until it is met;
     the board shows them, hides one, closes the challenge and exports. `cookies`: who (the
-    instructor or a nickname) goes to which replica. The CSV's rows."""
+    instructor or a nickname) goes to which replica. The CSV's rows, and the instructor's link."""
     cookies = cookies or {}
     tabs = {}
 
@@ -269,7 +271,7 @@ def run_a_class(browser, url: str, name: str, cookies: dict[str, str] | None = N
                 tab.context.close()
 
 
-def _class(url: str, name: str, context: Callable) -> list[dict]:
+def _class(url: str, name: str, context: Callable) -> tuple[list[dict], str]:
 
     teacher = context("instructor", dark=True)
     teacher.goto(f"{url}/board")
@@ -278,6 +280,14 @@ def _class(url: str, name: str, context: Callable) -> list[dict]:
     button(teacher, "Start a room").click()
     expect(teacher.locator(".board-title")).to_have_text("Friday <b>ML</b>")  # as typed
     code = teacher.locator(".board-code").inner_text()
+    teacher.get_by_text("Your instructor link: keep it to yourself").click()
+    link = teacher.get_by_test_id("stExpander").get_by_test_id("stCode").inner_text().strip()
+    assert link.startswith(f"{url}/board?room={code.replace('-', '')}#key=")  # the secret: never sent
+    projector = context("projector")  # the instructor's link, opened on the room's machine
+    projector.goto(link)
+    wait_for_app(projector, heading="Class board")
+    expect(projector.locator(".board-code")).to_have_text(code)
+    projector.wait_for_function("() => !location.hash")  # off the address bar
     students = {}
     for nickname, seed in STUDENTS.items():
         tab = students[nickname] = context(nickname)
@@ -318,8 +328,8 @@ def _class(url: str, name: str, context: Callable) -> list[dict]:
     setup.goto(url + rows[0]["setup link"])  # the instructor opens a student's setup
     wait_for_app(setup, heading="2D playground")
     expect(setup.get_by_text(CHALLENGES[CHALLENGE].goal).first).to_be_visible()
-    no_traceback(teacher, *students.values(), setup)
-    return rows
+    no_traceback(teacher, projector, *students.values(), setup)
+    return rows, link
 
 
 def choose(tab, label: str, option: str) -> None:
@@ -349,7 +359,7 @@ def check_export(rows: list[dict]) -> None:
 @pytest.mark.browser
 @pytest.mark.slow
 def test_a_class_on_sqlite(browser, app_url):
-    check_export(run_a_class(browser, app_url, "sqlite"))
+    check_export(run_a_class(browser, app_url, "sqlite")[0])
 
 
 @pytest.mark.browser
@@ -357,7 +367,7 @@ def test_a_class_on_sqlite(browser, app_url):
 def test_a_class_on_postgresql(browser, postgres_url):
     database = new_database(postgres_url, "board")
     with serve_app("board-postgresql.log", env={"MLP_DATABASE_URL": database}) as url:
-        check_export(run_a_class(browser, url, "postgresql"))
+        check_export(run_a_class(browser, url, "postgresql")[0])
     rooms = Rooms(Store(database))  # the results are in PostgreSQL, not in a file
     with rooms.store.transaction() as db:
         assert db.one("SELECT COUNT(*) FROM results")[0] == len(STUDENTS)
@@ -389,7 +399,7 @@ def test_a_class_across_two_replicas_behind_nginx_on_postgresql(browser, postgre
         while not healthy(url):
             assert nginx[0].poll() is None and time.monotonic() < deadline, f"nginx did not start: see {logs}"
             time.sleep(0.1)
-        rows = run_a_class(
+        rows, link = run_a_class(
             browser, url, "replicas", {"instructor": "r1", "ana": "r2", "**ben**": "r1", "viewer": "r2"}
         )
         check_export(rows)
@@ -398,5 +408,8 @@ def test_a_class_across_two_replicas_behind_nginx_on_postgresql(browser, postgre
         answered = (logs / "nginx" / "access.log").read_text()
         for port in ports:  # both replicas served the class
             assert f"replica=127.0.0.1:{port}" in answered
+        assert (
+            "/board?room=" in answered and link.split("#key=")[1] not in answered
+        )  # the secret: no log has it
     finally:
         stop([*nginx, *replicas.processes()])
