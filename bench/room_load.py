@@ -234,7 +234,7 @@ def _class(rooms, links, pid, students, browsers, seconds, browser) -> dict[str,
     others = [c for c in CHALLENGES.values() if c.key != STUDENTS_CHALLENGE]
     without = phase("without a room", tabs, pid, seconds)
 
-    teacher.goto(f"{url}/board?room={code}&key={secret}")
+    teacher.goto(f"{url}/board?room={code}#key={secret}")  # the instructor's link
     wait_for_app(teacher, heading="Class board")
     teacher.evaluate(WATCH_BOARD_JS)
     for i, tab in enumerate(tabs):  # the students join from the sidebar (the link filled the code)

@@ -12,7 +12,7 @@ import pages.ui as ui
 from mlp.figures.board import TABLE_CSS, ranks_table_html, score_spread_svg
 from mlp.rooms import Board
 from mlp.rooms.rooms import MAX_MINUTES, MINUTES, TITLE_CHARS, ChallengeBoard, read_code
-from pages.ui.rooms import ROOM, allowed, shared_rooms
+from pages.ui.rooms import ROOM, allowed, link_secret, shared_rooms
 from pages.ui.text import say
 
 BOARD_KEY = "board_room"  # session state: (code, instructor secret)
@@ -46,30 +46,8 @@ def open_room(code_text: str, secret: str) -> None:
         st.session_state.board_error = say(err)
 
 
-# An instructor link: `…/board?room=CODE#key=SECRET`. The secret rides in the address's fragment,
-# which a browser never sends (no server or proxy log has it); a small component reads it, takes
-# it off the address bar (a projector shows it) and hands it to the page. A link with `?key=`
-# (as the board gave before) still opens its room, and leaves the address bar at once too.
-_HASH_JS = """
-export default function (component) {
-  const found = window.location.hash.match(/^#key=([A-Za-z0-9_-]{1,100})$/);
-  if (!found) return;
-  history.replaceState(history.state, "", window.location.pathname + window.location.search);
-  component.setTriggerValue("key", found[1]);
-}
-"""
-_hash_reader = None
-
-
-def read_the_links_secret() -> None:
-    global _hash_reader
-    if _hash_reader is None:  # registered once per process
-        _hash_reader = st.components.v2.component("mlp_board_key", html="", js=_HASH_JS)
-    _hash_reader(key="board_hash", data={}, on_key_change=lambda: open_room(
-        st.query_params.get(ROOM, ""), str((st.session_state.board_hash or {}).get("key") or "")
-    ))  # fmt: skip
-
-
+# An instructor link: `…/board?room=CODE#key=SECRET` (pages/ui/rooms.link_secret). A link with
+# `?key=` (as the board gave before) still opens its room, and leaves the address bar at once too.
 if SECRET in st.query_params:
     open_room(st.query_params.get(ROOM, ""), st.query_params[SECRET])
     del st.query_params[SECRET]
@@ -97,7 +75,7 @@ def start_room() -> None:
 
 
 if BOARD_KEY not in st.session_state:
-    read_the_links_secret()
+    link_secret("board_hash", lambda secret: open_room(st.query_params.get(ROOM, ""), secret))
     with st.form("board_start"):
         st.text_input("Room name", key="board_title", value="Today's class", max_chars=TITLE_CHARS)
         st.number_input(

@@ -149,7 +149,12 @@ if error := st.session_state.pop("mn_error", None):
     st.error(f"Training could not start: {error}")
 if challenge is not None:  # checked against the last run this page trained on its digits (not a file)
     done = session.run if session.run is not None and not session.run.loaded and not running else None
-    done = done if done is not None and done.data.hidden is not None else None
+    if done is not None and done.data.hidden is None:  # trained before the challenge was chosen
+        st.caption(
+            f"Your last run was tested on all {done.data.n_test:,} test digits; a challenge keeps "
+            f"{len(data.hidden[1]):,} of them hidden. Press Start to train for the challenge."
+        )
+        done = None
     scores = [Score(done.trainer.epoch, done.evaluate().accuracy, done.evaluate().loss)] if done else []
     ran = done.settings if done else settings
     hidden = done.hidden_accuracy if done else None  # measured if the result goes to a class board
@@ -167,7 +172,7 @@ else:
     with st.expander("Learning-rate schedule", key="mn_lr_open", on_change="rerun") as schedule:
         if schedule.open:  # drawn only when open: a chart costs the browser a lot
             ui.chart(lr_figure(*view.schedule, view.epoch))
-views.tabs(session, data)
+views.tabs(session, session.run.data if session.run is not None else data)  # what the run was scored on
 
 # While it trains: redraw what is due as the views come, hear clicks in between.
 due = dict.fromkeys(("progress", "numbers", "curves"), time.monotonic())

@@ -278,7 +278,7 @@ def test_the_boards_spread_counts_every_score_and_says_it_in_words():
 
 
 def test_the_boards_table_shows_every_cell_as_text_and_links_the_setup():
-    from mlp.figures.board import ranks_table_html
+    from mlp.figures.board import ranks_table_html, score_spread_svg
 
     rows = [
         {"Rank": 1, "Nickname": "<b>ana</b> **x**", "Score": "99.0%", "Setup": "/playground?a=1&b=<2>"},
@@ -290,3 +290,4 @@ def test_the_boards_table_shows_every_cell_as_text_and_links_the_setup():
     assert '<th scope="col" class="number">Rank</th>' in html and '<td class="number">2</td>' in html
     assert '<th scope="col">Score</th>' in html and 'aria-label="Ranks: &quot;moons&quot;"' in html
     assert ranks_table_html([], "Setup", "none") == ""
+    assert "No scores yet; the goal is 95.0%." in score_spread_svg([], 0.95, "test_acc")

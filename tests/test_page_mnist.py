@@ -228,3 +228,15 @@ def test_the_largest_model_file_passes_the_uploader_in_chromium(page, app_url, t
     assert refused.count() == 0, refused.first.inner_text()
     page.get_by_text(re.compile(r"784 → 2048 → 2048 → 2048 → 2048 → 10")).first.wait_for()
     assert page.locator('[data-testid="stException"]').count() == 0
+
+
+@pytest.mark.slow
+def test_a_run_from_before_a_challenge_was_chosen_keeps_its_own_digits_and_says_why_it_doesnt_count(at):
+    train(at, epochs=1)
+    at.selectbox(key="mn_challenge").set_value("mnist-10k").run()  # chosen after the run
+    assert not at.exception  # its evaluation is on its own 1,000 digits, not the challenge's 700
+    assert any("tested on all 1,000 test digits" in c.value for c in at.caption)
+    open_tab(at, "Evaluate")
+    assert not at.exception
+    assert at.session_state["mn_session"].run.data.n_test == 1000
+    assert any(m.label == "Test accuracy" and "1,000" in (m.help or "") for m in at.metric)

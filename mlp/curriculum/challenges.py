@@ -248,12 +248,12 @@ CHALLENGES: dict[str, Challenge] = {
         Challenge(
             "mnist-3",
             "mnist",
-            "MNIST at 92% test accuracy in at most 3 epochs.",
+            "MNIST at 91% test accuracy in at most 3 epochs.",
             "More steps per epoch, or more units per step?",
             Setup("mnist", mn.to_query(mn.MnistSettings(epochs=3))),
             Setup("mnist", mn.to_query(mn.MnistSettings(hidden=(512,), lr=2e-3, batch_size=32, epochs=3))),
             "test_acc",
-            0.92,
+            0.91,  # on the 700 test digits a challenge shows: the solution 92.1-93.9%, the start 86.9-89.1%
             within=3,
         ),
     )

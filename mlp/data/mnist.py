@@ -14,6 +14,7 @@ import gzip
 import os
 import struct
 import sys
+import threading
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -61,6 +62,7 @@ SAMPLE_TEST_FRACTION = 0.2  # 5,000 -> 4,000 train / 1,000 test, stratified
 # 1,000 -> 700 a page shows and checks, 300 the class board ranks on at the end (the full set's
 # 10,000 -> 7,000 and 3,000). Kaggle keeps about this share private.
 HIDDEN_FRACTION = 0.3
+_PARTS = threading.Lock()
 CREDIT = "MNIST by Yann LeCun, Corinna Cortes and Christopher J. C. Burges (CC BY-SA 3.0)."
 
 
@@ -95,14 +97,18 @@ class MnistData:
         Made once and shared, like `holdout`; the training digits are the same arrays."""
         if self.hidden is not None:
             return self
-        if self._challenge is None:
-            (x_test, y_test), hidden = split(self.x_test, self.y_test, HIDDEN_FRACTION, seed=HIDDEN_SEED)
-            part = replace(self, x_test=x_test, y_test=y_test, hidden=hidden)
-            part._holdouts = self._holdouts  # the training digits' split, shared too
-            for array in hidden:
-                array.flags.writeable = False
-            self._challenge = part
+        with _PARTS:  # one part for every visitor, however many ask at once
+            if self._challenge is None:
+                self._challenge = self._split_hidden()
         return self._challenge
+
+    def _split_hidden(self) -> MnistData:
+        (x_test, y_test), hidden = split(self.x_test, self.y_test, HIDDEN_FRACTION, seed=HIDDEN_SEED)
+        part = replace(self, x_test=x_test, y_test=y_test, hidden=hidden)
+        part._holdouts = self._holdouts  # the training digits' split, shared too
+        for array in hidden:
+            array.flags.writeable = False
+        return part
 
     def holdout(self, fraction: float) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
         """(train, validation) from the training digits, stratified; split once and shared, read-only.

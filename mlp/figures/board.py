@@ -21,7 +21,7 @@ TEXT = 18  # drawn from ~300 px wide: ≥ 16 px on screen, projector mode's leas
 def spread_bins(values: Sequence[float], goal: float, bins: int = BINS) -> tuple[float, float, list[int]]:
     """The histogram: its range (the scores and the goal, padded when they are all one number)
     and how many scores fall in each of `bins` equal parts of it."""
-    low, high = min(*values, goal), max(*values, goal)
+    low, high = min([*values, goal]), max([*values, goal])
     if high - low < 1e-9:
         pad = max(abs(high), 1.0) * 0.05
         low, high = low - pad, high + pad
@@ -71,6 +71,8 @@ def score_spread_svg(scores: Sequence[float], target: float, metric: str) -> str
     label = (
         f"Best scores of {n} student{'s' if n != 1 else ''}, from {shown(min(values))} to "
         f"{shown(max(values))}; {met} met the goal of {shown(goal)}."
+        if values
+        else f"No scores yet; the goal is {shown(goal)}."
     )
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" width="100%" '
@@ -89,7 +91,7 @@ def _text(x: float, y: float, text: str, anchor: str) -> str:
 # The ranks, as HTML: a table redrawn every second costs a browser far less as text than as a
 # data grid (five grids of 50 rows took ~0.2 of a core), and its text grows in projector mode.
 TABLE_CSS = (
-    ".board-table{max-height:23rem;overflow:auto;border:1px solid rgba(128,128,128,.35);border-radius:.5rem}"
+    ".board-table{overflow-x:auto;border:1px solid rgba(128,128,128,.35);border-radius:.5rem}"
     ".board-table table{border-collapse:collapse;width:100%;font-size:.95rem;margin:0}"
     ".board-table th,.board-table td{padding:.2rem .6rem;text-align:left;white-space:nowrap;"
     "border:none;border-bottom:1px solid rgba(128,128,128,.2)}"

@@ -85,6 +85,7 @@ class RunSummary:
     epochs: int
     seconds: float
     curve: tuple[np.ndarray, np.ndarray] = field(repr=False)  # (epoch, val accuracy)
+    test_digits: int | None = None  # how many digits its test accuracy is on (a challenge keeps some back)
 
     def row(self) -> dict[str, Any]:
         return {
@@ -93,6 +94,7 @@ class RunSummary:
             "epochs": self.epochs,
             "val acc": self.val_accuracy,
             "test acc": self.test_accuracy,
+            "test digits": self.test_digits,
             "seconds": round(self.seconds, 2),
         }
 
@@ -267,7 +269,14 @@ class MnistRun:
         test = self.evaluation.accuracy if self.evaluation else None
         last_val = float(curve[1][-1]) if len(curve[1]) else None
         return RunSummary(
-            self.name, settings, test, last_val, self.trainer.epoch, self.trainer.elapsed, curve
+            self.name,
+            settings,
+            test,
+            last_val,
+            self.trainer.epoch,
+            self.trainer.elapsed,
+            curve,
+            self.data.n_test,
         )
 
 
