@@ -157,7 +157,7 @@ if challenge is not None:  # checked against the last run this page trained on i
         done = None
     scores = [Score(done.trainer.epoch, done.evaluate().accuracy, done.evaluate().loss)] if done else []
     ran = done.settings if done else settings
-    hidden = done.hidden_accuracy if done else None  # measured if the result goes to a class board
+    hidden = (lambda epoch: done.hidden_accuracy()) if done else None  # its one score: the finished run's
     ui.challenge_status("mn_", challenge, ran, scores, to_query(ran) | challenge_link, hidden)
 progress, counters = st.empty(), st.empty()
 curves = st.container(key="mn_curves").empty()  # keyed: a tour can point at it

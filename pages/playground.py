@@ -5,14 +5,14 @@ import functools
 import streamlit as st
 
 import pages.ui as ui
-from mlp.curriculum.challenges import playground_scores
+from mlp.curriculum.challenges import hidden_points, playground_scores
 from mlp.data import MULTICLASS_KINDS, read_points_csv, task_of
 from mlp.figures.classes import confusion_figure
 from mlp.figures.curves import epoch_curves_figure
 from mlp.figures.plane import plane_points
 from mlp.lessons.playground import DATA, PRESETS, SPECS, from_query, from_widgets, link, train_curve_name
 from mlp.links.settings import NETWORK, TRAINING
-from mlp.runs.playground import Playground, current_run
+from mlp.runs.playground import Playground, current_run, watch_hidden
 from mlp.train import describe_schedule, supports_dropout, uses_momentum
 from pages.ui import playground as panels
 from pages.ui import touch, units
@@ -163,6 +163,7 @@ def network_and_curves() -> None:
             st.caption("Challenges score a classifier's accuracy: pick a classification data set.")
         elif challenge is not None:  # checked live, against what the run has reached so far
             scores = playground_scores(run.trainer.history)
+            watch_hidden(run, *hidden_points(run.settings))  # scored at each epoch that could be the best
             hidden = functools.partial(hidden_score, run, challenge)  # posted to a class board too
             own = not run.edits and run.data_key == run.settings.data_key  # no upload, no points by hand
             query = link(run.settings) | challenge_link

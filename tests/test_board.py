@@ -22,10 +22,11 @@ from streamlit.testing.v1 import AppTest
 
 from deploy.replicas import healthy, nginx_path, replica_env, site_config, start_nginx, stop
 from deploy.supervisor import Replicas
-from mlp.curriculum.challenges import CHALLENGES, hidden_points
+from mlp.curriculum.challenges import CHALLENGES, hidden_points, playground_scores
 from mlp.lessons import playground as pg
 from mlp.rooms import Rooms, Store
-from mlp.runs.playground import Playground, score_points
+from mlp.runs.playground import Playground, score_points, watch_hidden
+from pages.ui.rooms import hidden_score
 from tests.conftest import ARTIFACTS, _require_browser, open_page
 from tests.harness import button, free_port, serve_app, wait_for_app
 from tests.postgres import new_database
@@ -111,8 +112,8 @@ def test_the_page_posts_the_checkers_best_but_not_a_run_on_points_of_its_own():
             st.session_state.room = (room.code, secret)
             st.session_state[MEMBER_KEY] = rooms.join(room.code, "ana")
         scores = [Score(3, 0.9, 0.3), Score(5, 1.0, 0.01), Score(30, 1.0, 0.001)]
-        st.text(post_best(challenge, settings, scores, {"seed": "0"}, lambda: 0.95, own_data=False))
-        st.text(post_best(challenge, settings, scores, {"seed": "0"}, lambda: 0.95))
+        st.text(post_best(challenge, settings, scores, {"seed": "0"}, lambda epoch: 0.95, own_data=False))
+        st.text(post_best(challenge, settings, scores, {"seed": "0"}, lambda epoch: 0.9 + epoch / 100))
 
     app = AppTest.from_function(script).run()
     assert not app.exception
@@ -126,8 +127,8 @@ def test_the_page_posts_the_checkers_best_but_not_a_run_on_points_of_its_own():
         "ana",
         1.0,
         5,
-        0.95,
-    )  # epoch 30 is past 20
+        pytest.approx(0.95),
+    )  # epoch 30 is past 20; the hidden score is the best epoch's (5)
     assert entry.link == "/playground?seed=0" and entry.met
 
 
@@ -147,7 +148,7 @@ def test_a_closed_challenge_says_so_at_every_check_and_a_new_membership_posts_af
         challenge = CHALLENGES["moons-20"]
         settings = pg.from_query(challenge.solution.query)[0]
         best = st.session_state.get("best", 0.9)
-        st.text(post_best(challenge, settings, [Score(5, best, 0.1)], {"seed": "0"}, lambda: 0.9))
+        st.text(post_best(challenge, settings, [Score(5, best, 0.1)], {"seed": "0"}, lambda epoch: 0.9))
 
     def on_time() -> None:  # the page's rooms back on the wall clock, for the tests after this one
         import time
@@ -204,6 +205,41 @@ def test_the_mnist_page_checks_a_challenge_on_its_visible_digits_and_posts_the_h
     assert entry.hidden_score == pytest.approx(run.hidden_accuracy()) and 0.5 < entry.hidden_score < 1
     assert entry.link.startswith("/mnist?") and "challenge=mnist-3" in entry.link
     assert any("your best so far is posted" in c.value for c in [*app.caption, *app.markdown])
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_hidden_score_posted_is_the_best_epochs_not_the_networks_now(seed):
+    challenge = CHALLENGES[CHALLENGE]  # within 20 epochs: the run trains on past them
+    settings = replace(pg.from_query(challenge.solution.query)[0], seed=seed)
+    run = Playground(settings, pg.make_points(settings))
+    X, y = hidden_points(settings)
+    watch_hidden(run, X, y)
+    then = {}  # each epoch's (loss, accuracy) on the hidden points, from the network at its end
+    for _ in range(40):
+        run.run_epoch()
+        then[run.trainer.epoch] = score_points(run, X, y)
+    best = challenge.best(playground_scores(run.trainer.history))
+    assert best.epoch <= 20 and best.epoch in run.trainer.watch.scored  # scored when it happened
+    loss, accuracy = then[best.epoch]
+    assert run.trainer.watch.scored[best.epoch] == pytest.approx((loss, accuracy), abs=1e-5)
+    assert hidden_score(run, challenge, best.epoch) == pytest.approx(accuracy, abs=1e-5)
+    as_loss = replace(challenge, metric="test_loss")  # the same, read as a loss challenge would
+    assert hidden_score(run, as_loss, best.epoch) == pytest.approx(loss, abs=1e-6)
+    assert then[40][0] != pytest.approx(loss, abs=1e-6)  # the network now scores otherwise
+    improved = [e.epoch for i, e in enumerate(run.trainer.history.epochs) if _improves(run, i)]
+    assert sorted(run.trainer.watch.scored) == improved  # and only the epochs that could be a best
+    run.reset()
+    assert run.trainer.watch.points is not None and run.trainer.watch.scored == {}  # a reset goes on watching
+
+
+def _improves(run: Playground, i: int) -> bool:
+    epochs = run.trainer.history.epochs
+    before = epochs[:i]
+    return (
+        not before
+        or epochs[i].val_loss < min(e.val_loss for e in before)
+        or epochs[i].val_acc > max(e.val_acc for e in before)
+    )
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

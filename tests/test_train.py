@@ -371,3 +371,29 @@ def test_the_guard_keeps_its_last_good_weights_when_the_optimizer_regroups_them(
     for p, q in zip(runs[0].model.parameters(), runs[1].model.parameters(), strict=True):
         assert torch.equal(p, q)
     assert not torch.equal(runs[0].model.layers[0].weight, MLP(2, [8, 8], 2, seed=0).layers[0].weight)
+
+
+@pytest.mark.parametrize("fast_path", [True, False])
+def test_watched_points_are_scored_at_each_epoch_that_beats_every_one_before(fast_path):
+    from mlp.train import TrainConfig, Trainer
+    from mlp.train.inference import evaluate
+
+    X, y = make_2d("moons", 200, 0.2, 2, seed=3)
+    (train, val), watched = split(X, y, 0.3, seed=0), make_2d("moons", 60, 0.2, 2, seed=4)
+    model = MLP(2, (8,), 2, "tanh", "kaiming", 0.0, seed=0)
+    cfg = TrainConfig(epochs=30, batch_size=32, lr=0.05, optimizer="adam", fast_path=fast_path)
+    trainer = Trainer(model, train, val, cfg)
+    assert (trainer.path.name == "numpy") == fast_path
+    trainer.watch.set(*watched, trainer.device)
+    then, best = {}, (math.inf, -math.inf)
+    for _ in range(30):
+        trainer.run_epoch()
+        then[trainer.epoch] = evaluate(model, *watched, set_eval=False)
+    improved = []
+    for e in trainer.history.epochs:
+        if e.val_loss < best[0] or e.val_acc > best[1]:
+            improved.append(e.epoch)
+        best = (min(best[0], e.val_loss), max(best[1], e.val_acc))
+    assert sorted(trainer.watch.scored) == improved and 1 < len(improved) < 30
+    for epoch, scored in trainer.watch.scored.items():
+        assert scored == pytest.approx(then[epoch], abs=1e-5)  # the network at that epoch's end

@@ -127,13 +127,17 @@ class Playground:
         self.neuron_grid = PlaneGrid(points.extent, 28, s.features)
         self.twin: Trainer | None = None
         self.comparing = False  # training a twin with the other engine (compare)
+        self.hidden: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # see watch_hidden
         self.trainer = self._new_trainer(self.model, settings)
         self.step_seconds = 0.0  # CPU time a step has taken (twin included), as last measured
         self._train_columns: tuple[np.ndarray, np.ndarray] | None = None  # X_train, as float32 columns
 
     def _new_trainer(self, model: MLP, settings: Settings) -> Trainer:
         p = self.inputs
-        return Trainer(model, (p.X_train, p.y_train), (p.X_test, p.y_test), self.train_config(settings))
+        trainer = Trainer(model, (p.X_train, p.y_train), (p.X_test, p.y_test), self.train_config(settings))
+        if self.hidden is not None and model is self.model:  # the run's own trainer, not a twin's
+            trainer.watch.set(*self.hidden[:2], trainer.device)
+        return trainer
 
     def train_config(self, settings: Settings) -> TrainConfig:
         """How this run trains with `settings`. While the engines are compared, autograd must be
@@ -305,6 +309,17 @@ class Playground:
     def engine_gap(self) -> dict[str, float] | None:
         """How far apart the two engines are: largest loss and weight differences so far."""
         return None if self.twin is None else trainers_gap(self.trainer, self.twin)
+
+
+def watch_hidden(run: Playground, X: np.ndarray, y: np.ndarray) -> None:
+    """Score a challenge's hidden points (x1, x2) at every epoch that could be the challenge's
+    best, as the test points are (mlp.train.trainer.Watch), from now on and after a reset: their
+    scores go on `run.trainer.watch.scored`. `run.hidden`: (the network's inputs, y, X as given)."""
+    with run.lock:
+        if run.hidden is not None and np.array_equal(run.hidden[2], X) and np.array_equal(run.hidden[1], y):
+            return
+        run.hidden = (with_features(np.asarray(X, dtype=np.float32), run.settings.features), y, X)
+        run.trainer.watch.set(*run.hidden[:2], run.trainer.device)
 
 
 @torch.inference_mode()

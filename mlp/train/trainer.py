@@ -68,6 +68,7 @@ class Trainer:
         self.stepper = Stepper(model, cfg)
         self.guard = DivergenceGuard(self.stepper.layout(), penalty_of(model, cfg.l1, cfg.l2))
         self.path = make_path(self)  # NumPy or torch: how each step runs (mlp.train.paths)
+        self.watch = Watch()  # more points to score at the epochs a best can be (a challenge's hidden ones)
 
     def reconfigure(self, cfg: TrainConfig) -> None:
         """New training settings for the same model, mid-run: weights, step count and history
@@ -240,9 +241,35 @@ class Trainer:
         if self._check([totals[0], *(val or ())], confirm=vouched, validated=vouched):
             return True
         self.epoch += 1
+        self.watch.close_epoch(self, val)
         self.reporter.close_epoch(totals, self.epoch, self.step_count, self.lr, val, train_time)
         # With a callback, every epoch end is also a report (it carries the validation numbers).
         return callback is not None and self._report(callback, val)
+
+
+class Watch:
+    """Points a trainer also scores (a challenge's hidden test points) at the end of every epoch
+    whose validation loss or accuracy beats all before it: the epochs a challenge's best can be
+    (the first of equals). `scored[epoch]`: (loss, accuracy) on them, from the network as it was
+    at that epoch's end, whatever training does after."""
+
+    def __init__(self) -> None:
+        self.points: tuple[torch.Tensor, torch.Tensor] | None = None
+        self.scored: dict[int, tuple[float, float]] = {}
+        self._bests = (math.inf, -math.inf)  # the lowest validation loss and the highest accuracy yet
+
+    def set(self, X: Any, y: Any, device: torch.device) -> None:
+        """Score these points from the next epoch on (what was scored stays)."""
+        self.points = (as_tensor(X).to(device), as_tensor(y).to(device))
+
+    def close_epoch(self, trainer: Trainer, val: tuple[float, float] | None) -> None:
+        if val is None or not (val[0] < self._bests[0] or val[1] > self._bests[1]):
+            return
+        self._bests = (min(val[0], self._bests[0]), max(val[1], self._bests[1]))
+        if self.points is not None:
+            self.scored[trainer.epoch] = trainer.path.evaluate(
+                *self.points, set_eval=mode_matters(trainer.model)
+            )
 
 
 def new_data(trainer: Trainer, train: tuple[Any, Any], val: tuple[Any, Any] | None, cfg: TrainConfig) -> None:

@@ -128,12 +128,12 @@ def challenge_status(
     settings,
     scores: list[Score],
     link: dict[str, str],
-    hidden: Callable[[], float | None] | None = None,
+    hidden: Callable[[int], float | None] | None = None,
     own_data: bool = True,
 ) -> None:
     """The challenge, checked against the run now; once met, the settings that met it stay shown.
-    In a class room, the best result goes to the class board (`hidden`: the run's score on the
-    challenge's hidden part, measured when it is posted), unless the run trains on points of its
+    In a class room, the best result goes to the class board (`hidden(epoch)`: the run's score on
+    the challenge's hidden part at the best result's epoch), unless the run trains on points of its
     own (`own_data` False: uploaded, or added or erased by hand), which its link can't reproduce."""
     verdict = challenge.check(settings, scores)
     board = post_best(challenge, settings, scores, link, hidden, own_data)

@@ -6,7 +6,8 @@ student types a nickname and joins: their session holds the membership's token (
 never in a link; a cookie keeps it for the browser's next session), so a post can only be
 theirs. From then on, whenever a challenge's check finds a better result than the last one
 posted, the page posts it (pages/ui/lessons.py): the challenge's metric on the visible test
-points and, for the playground, on the hidden part measured then, the epoch, the parameters
+points and on the hidden part (the playground's as its trainer scored it at that epoch's end:
+runs.playground.watch_hidden), the epoch, the parameters
 and the setup's link.
 """
 
@@ -200,7 +201,7 @@ def post_best(
     settings: Any,
     scores: Sequence[Score],
     link: Mapping[str, str],
-    hidden: Callable[[], float | None] | None = None,
+    hidden: Callable[[int], float | None] | None = None,
     own_data: bool = True,
 ) -> str | None:
     """Posts the run's best result on `challenge` if this visitor is in a room and it beats the
@@ -228,7 +229,7 @@ def post_best(
             result = Result(
                 challenge.key,
                 float(score),
-                hidden() if hidden is not None else None,
+                hidden(best.epoch) if hidden is not None else None,
                 best.epoch,
                 challenge.parameters(settings),
                 f"/{challenge.page}?{urlencode(dict(link))}",
@@ -242,7 +243,10 @@ def post_best(
     return f"On the class board of room {show_code(member.code)}: your best so far is posted."
 
 
-def hidden_score(run: Playground, challenge: Challenge) -> float:
-    """The playground run's network as it is now, on the challenge's hidden test points."""
-    loss, accuracy = score_points(run, *hidden_points(run.settings))
+def hidden_score(run: Playground, challenge: Challenge, epoch: int) -> float:
+    """The playground run's score on the challenge's hidden test points at the end of `epoch`,
+    as its trainer scored them then (runs.playground.watch_hidden); if it didn't (the epoch ended
+    before the page began watching), the network's as it is now."""
+    scored = run.trainer.watch.scored.get(epoch)
+    loss, accuracy = scored if scored is not None else score_points(run, *hidden_points(run.settings))
     return accuracy if challenge.metric == "test_acc" else loss
