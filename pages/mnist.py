@@ -45,6 +45,11 @@ def dataset() -> MnistData:
     return data
 
 
+def digits(challenge: bool) -> MnistData:
+    """The page's digits: with a challenge chosen, without the test digits it keeps hidden."""
+    return dataset().challenge_part() if challenge else dataset()
+
+
 def load(query) -> None:
     """Fill the sidebar from a link's query: a lesson's or a challenge's network and training."""
     ui.load_settings("mn_", SPECS, from_query(ui.settings_query(query))[0])
@@ -62,7 +67,7 @@ challenge, challenge_link = ui.challenge_picker("mn_", "mnist", load)
 # A challenge keeps part of the test digits hidden (for a class board's final ranking): its runs
 # train, show and are checked on the rest. Start (a callback) reads what this run chose.
 st.session_state.mn_challenge_data = challenge is not None
-data = dataset().challenge_part() if challenge is not None else dataset()
+data = digits(challenge is not None)
 views.data_banner(data, dataset.clear)
 if not ui.presenter():  # a secondary panel: the run comes first on a projector
     with st.expander("Example digits, ten of each class"):
@@ -100,7 +105,7 @@ def start() -> None:
         # A closed tab's run stops once its session would be dropped (Streamlit keeps it that
         # long for a visitor who reconnects), even on a server that never gets round to it.
         keepalive = float(st.get_option("server.disconnectedSessionTTL"))
-        data = dataset().challenge_part() if st.session_state.get("mn_challenge_data") else dataset()
+        data = digits(st.session_state.get("mn_challenge_data", False))  # as the page showed them
         session.start(data, st.session_state.mn_settings, shared_executor(), keepalive)
     except (ValueError, RuntimeError) as err:  # e.g. out of GPU memory, or a bad combination
         st.session_state.mn_error = ui.say(err)
