@@ -336,6 +336,7 @@ def _class(url: str, name: str, context: Callable) -> tuple[list[dict], str]:
         tab.get_by_role("textbox", name="Your nickname").fill(nickname)
         button(tab, "Join").click()
         expect(tab.locator(".st-key-room_member_box")).to_contain_text(nickname)
+        tab.wait_for_function("() => document.cookie.includes('mlp_room=')")  # its component has run
         tab.goto(url + challenge_link(seed))  # a full reload: a new session
         wait_for_app(tab, heading="2D playground")
         expect(tab.locator(".st-key-room_member_box")).to_contain_text(code)  # back in the room
