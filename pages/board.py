@@ -9,19 +9,21 @@ from collections.abc import Callable
 import streamlit as st
 
 import pages.ui as ui
-from mlp.figures.board import TABLE_CSS, ranks_table_html, score_spread_svg
+from mlp.figures.board import TABLE_CSS, ranks_table_parts, score_spread_svg
 from mlp.rooms import Board
 from mlp.rooms.rooms import MAX_MINUTES, MINUTES, TITLE_CHARS, ChallengeBoard, read_code
+from pages.ui.live_html import live_html
 from pages.ui.rooms import ROOM, allowed, link_secret, shared_rooms
 from pages.ui.text import say
 
 BOARD_KEY = "board_room"  # session state: (code, instructor secret)
 SECRET = "key"  # ?key=…: the instructor link's secret, taken off the address bar once read
-# The board redraws every second: a result is on it within about a second of its write (a
-# member writes at most once a second; a page checks its challenge at most every 2 s). A redraw
-# of a class of 50 on five challenges costs the server ~50-120 ms and the instructor's browser
-# less (its charts are SVG drawn here: mlp/figures/board.py); bench/room_load.py measures both.
-REFRESH_SECONDS = 1.0
+HIDE, SHOW = "Hide", "Show again"  # a row's buttons: the nickname they act on is the row's
+# Redrawn twice a second: a result shows within about half a second of its write. A redraw of a
+# class of 50 on five challenges costs the server ~10 ms of CPU and the instructor's browser only
+# what changed (pages/ui/live_html.py; a row's time is to the minute, so an idle board redraws
+# nothing). bench/room_load.py measures both.
+REFRESH_SECONDS = 0.5
 
 ui.require_shell()
 ui.page_header(
@@ -133,7 +135,7 @@ def ranks(board: ChallengeBoard) -> list[dict[str, object]]:
         return "none" if value is None else f"{value:.1%}" if percent else f"{value:.3f}"
 
     if board.closed:
-        rows = [
+        return [
             {
                 "Rank": e.final_rank,
                 "Nickname": e.nickname,
@@ -142,11 +144,11 @@ def ranks(board: ChallengeBoard) -> list[dict[str, object]]:
                 "Live rank": e.rank,
                 "Change": _change(e.rank, e.final_rank),
                 "Setup": base + e.link,
+                HIDE: e.nickname,
             }
             for e in sorted(board.entries, key=lambda e: e.final_rank or 0)
         ]
-        return rows
-    rows = [
+    return [
         {
             "Rank": e.rank,
             "Nickname": e.nickname,
@@ -154,12 +156,18 @@ def ranks(board: ChallengeBoard) -> list[dict[str, object]]:
             "Met": "yes" if e.met else "",
             "Epoch": e.epoch,
             "Parameters": e.parameters,
-            "Posted": f"{max(0, int(now - e.posted))} s ago",
+            "Posted": _ago(now - e.posted),
             "Setup": base + e.link,
+            HIDE: e.nickname,
         }
         for e in board.entries
     ]
-    return rows
+
+
+def _ago(seconds: float) -> str:
+    """When a result came, to the minute: a row that doesn't change isn't redrawn."""
+    minutes = int(max(0.0, seconds) // 60)
+    return "just now" if minutes == 0 else f"{minutes} min ago"
 
 
 def _change(rank: int, final: int | None) -> str:
@@ -197,19 +205,17 @@ def live_board() -> None:
                 )  # fmt: skip
             if entry.entries:
                 scores = [e.score for e in entry.entries]
-                chart.markdown(score_spread_svg(scores, c.target, c.metric), unsafe_allow_html=True)
-                st.html(ranks_table_html(ranks(entry), "Setup", f"Ranks: {c.goal}"))
-    nicknames = sorted({e.nickname for b in board.challenges for e in b.entries}, key=str.casefold)
-    with st.expander("Hide a nickname from the board", icon=":material/visibility_off:"):
-        hide, show = st.columns(2)
-        if nicknames:  # a selectbox shows its options as plain text
-            who = hide.selectbox("On the board", nicknames, key="board_hide_who")
-            hide.button("Hide", key="board_hide", on_click=act, args=(rooms.hide, code, secret, who))
-        if board.hidden:
-            back = show.selectbox("Hidden", board.hidden, key="board_show_who")
-            show.button(
-                "Show again", key="board_show", on_click=act, args=(rooms.hide, code, secret, back, False)
-            )
+                with chart:
+                    live_html(f"board_chart_{c.key}", score_spread_svg(scores, c.target, c.metric))
+                table = ranks_table_parts(ranks(entry), "Setup", f"Ranks: {c.goal}", {HIDE: HIDE})
+                live_html(
+                    f"board_ranks_{c.key}", *table, on_click=lambda who: act(rooms.hide, code, secret, who)
+                )
+    if board.hidden:  # put back from here
+        with st.expander("Hidden from the board", icon=":material/visibility_off:"):
+            rows = [{"Nickname": n, SHOW: n} for n in board.hidden]
+            table = ranks_table_parts(rows, None, "Hidden from the board", {SHOW: SHOW})
+            live_html("board_hidden", *table, on_click=lambda who: act(rooms.hide, code, secret, who, False))
     if error := st.session_state.pop("board_error", None):
         st.error(error, icon=":material/error:")
 

@@ -278,7 +278,7 @@ def test_the_boards_spread_counts_every_score_and_says_it_in_words():
 
 
 def test_the_boards_table_shows_every_cell_as_text_and_links_the_setup():
-    from mlp.figures.board import ranks_table_html, score_spread_svg
+    from mlp.figures.board import ranks_table_html, ranks_table_parts, score_spread_svg
 
     rows = [
         {"Rank": 1, "Nickname": "<b>ana</b> **x**", "Score": "99.0%", "Setup": "/playground?a=1&b=<2>"},
@@ -290,4 +290,10 @@ def test_the_boards_table_shows_every_cell_as_text_and_links_the_setup():
     assert '<th scope="col" class="number">Rank</th>' in html and '<td class="number">2</td>' in html
     assert '<th scope="col">Score</th>' in html and 'aria-label="Ranks: &quot;moons&quot;"' in html
     assert ranks_table_html([], "Setup", "none") == ""
+    frame, body = ranks_table_parts(rows, "Setup", 'Ranks: "moons"')  # what the board's browser swaps
+    assert frame.count("<tbody></tbody>") == 1 and len(body) == 2 and all(r.startswith("<tr>") for r in body)
+    assert frame.replace("<tbody></tbody>", f"<tbody>{''.join(body)}</tbody>") == html
+    hide = ranks_table_html([{"Nickname": '"><b>x', "Hide": '"><b>x'}], None, "t", {"Hide": "Hide"})
+    assert '<button type="button" class="board-action" data-value="&quot;&gt;&lt;b&gt;x" ' in hide
+    assert 'aria-label="Hide &quot;&gt;&lt;b&gt;x">Hide</button>' in hide and "<b>" not in hide
     assert "No scores yet; the goal is 95.0%." in score_spread_svg([], 0.95, "test_acc")

@@ -1,13 +1,13 @@
 """A class board's picture: how a challenge's scores spread, and where its goal lies.
 
-An SVG drawn here, not a plotly chart: the board redraws every second, and a plotly chart
+An SVG drawn here, not a plotly chart: the board redraws twice a second, and a plotly chart
 redrawn with new numbers costs the instructor's browser ~0.1 s of its main thread; five of
 them (one a challenge) held a board's updates back by up to 3 s (bench/room_load.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from html import escape
 
 from mlp.figures.style import CLASS_COLORS
@@ -88,7 +88,7 @@ def _text(x: float, y: float, text: str, anchor: str) -> str:
     )
 
 
-# The ranks, as HTML: a table redrawn every second costs a browser far less as text than as a
+# The ranks, as HTML: a table redrawn twice a second costs a browser far less as text than as a
 # data grid (five grids of 50 rows took ~0.2 of a core), and its text grows in projector mode.
 TABLE_CSS = (
     ".board-table{overflow-x:auto;border:1px solid rgba(128,128,128,.35);border-radius:.5rem}"
@@ -97,15 +97,32 @@ TABLE_CSS = (
     "border:none;border-bottom:1px solid rgba(128,128,128,.2)}"
     ".board-table th{position:sticky;top:0;font-weight:600;background:light-dark(#F0F2F6,#262730)}"
     ".board-table .number{text-align:right;font-variant-numeric:tabular-nums}"
+    ".board-action{font:inherit;color:inherit;background:none;cursor:pointer;padding:0 .5rem;"
+    "border:1px solid rgba(128,128,128,.45);border-radius:.4rem}"
+    ".board-action:hover{border-color:currentColor}"
 )
 
 
-def ranks_table_html(rows: Sequence[dict[str, object]], link: str, label: str) -> str:
+def ranks_table_html(
+    rows: Sequence[dict[str, object]], link: str | None, label: str, buttons: Mapping[str, str] | None = None
+) -> str:
     """`rows` (one dict a row, the same keys) as an HTML table, every cell as text (a nickname's
     markup shown as typed); the `link` column's cells are links ("Open", in a new tab); numbers
-    align right. `label` names the table for a screen reader."""
+    align right. `label` names the table for a screen reader. A column in `buttons` holds a
+    button a row, named by its label there, carrying the cell's text (`data-value`): what
+    pages/ui/live_html.py hands the page when it is clicked."""
+    frame, body = ranks_table_parts(rows, link, label, buttons)
+    return frame.replace("<tbody></tbody>", f"<tbody>{''.join(body)}</tbody>")
+
+
+def ranks_table_parts(
+    rows: Sequence[dict[str, object]], link: str | None, label: str, buttons: Mapping[str, str] | None = None
+) -> tuple[str, list[str]]:
+    """`ranks_table_html` in parts: the table with an empty body, and each row's `<tr>` (the
+    board's browser replaces only the rows that changed: pages/ui/live_html.py)."""
+    buttons = buttons or {}
     if not rows:
-        return ""
+        return "", []
     columns = list(rows[0])
     numbers = {c for c in columns if all(_is_number(row[c]) for row in rows)}
     number = ' class="number"'
@@ -119,15 +136,22 @@ def ranks_table_html(rows: Sequence[dict[str, object]], link: str, label: str) -
                 cells.append(
                     f'<td><a href="{escape(str(value))}" target="_blank" rel="noopener">Open</a></td>'
                 )
+            elif c in buttons:
+                text, name = escape(str(value)), escape(buttons[c])
+                cells.append(
+                    f'<td><button type="button" class="board-action" data-value="{text}" '
+                    f'aria-label="{name} {text}">{name}</button></td>'
+                )
             elif c in numbers:
                 cells.append(f"<td{number}>{value:,}</td>")
             else:
                 cells.append(f"<td>{escape(str(value))}</td>")
         body.append(f"<tr>{''.join(cells)}</tr>")
-    return (
+    frame = (
         f'<div class="board-table" role="region" aria-label="{escape(label)}" tabindex="0">'
-        f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
+        f"<table><thead><tr>{head}</tr></thead><tbody></tbody></table></div>"
     )
+    return frame, body
 
 
 def _is_number(value: object) -> bool:
