@@ -14,15 +14,16 @@ from mlp.rooms import Board
 from mlp.rooms.rooms import MAX_MINUTES, MINUTES, TITLE_CHARS, ChallengeBoard, read_code
 from pages.ui.live_html import live_html
 from pages.ui.rooms import ROOM, allowed, link_secret, shared_rooms
-from pages.ui.text import say
+from pages.ui.text import literal, say
 
 BOARD_KEY = "board_room"  # session state: (code, instructor secret)
 SECRET = "key"  # ?key=…: the instructor link's secret, taken off the address bar once read
-HIDE, SHOW = "Hide", "Show again"  # a row's buttons: the nickname they act on is the row's
+HIDE, SHOW = "Hide", "Show again"  # a row's buttons (on its nickname)
+WAIT = ":material/hourglass_top:"
 # Redrawn twice a second: a result shows within about half a second of its write. A redraw of a
 # class of 50 on five challenges costs the server ~10 ms of CPU and the instructor's browser only
-# what changed (pages/ui/live_html.py; a row's time is to the minute, so an idle board redraws
-# nothing). bench/room_load.py measures both.
+# what changed (pages/ui/live_html.py; a row's time is to the minute, so an idle board's tables
+# and charts stay as drawn). bench/room_load.py measures both.
 REFRESH_SECONDS = 0.5
 
 ui.require_shell()
@@ -170,6 +171,12 @@ def _ago(seconds: float) -> str:
     return "just now" if minutes == 0 else f"{minutes} min ago"
 
 
+def hide(nickname: str) -> None:
+    act(rooms.hide, code, secret, nickname)
+    if "board_error" not in st.session_state:  # the row is gone from every challenge: say where to
+        st.toast(f"{literal(nickname)} is off the board. *Hidden from the board* puts them back.")
+
+
 def _change(rank: int, final: int | None) -> str:
     if final is None or final == rank:
         return "="
@@ -185,10 +192,7 @@ def live_board() -> None:
         return
     st.markdown(f"**{board.members}** joined" + (f" · {len(board.hidden)} hidden" if board.hidden else ""))
     if not board.challenges:
-        st.info(
-            "No results yet: they appear here as students train on a challenge.",
-            icon=":material/hourglass_top:",
-        )
+        st.info("No results yet: they appear here as students train on a challenge.", icon=WAIT)
     for entry in board.challenges:
         c = entry.challenge
         with st.container(border=True, key=f"board_{c.key}"):
@@ -207,14 +211,12 @@ def live_board() -> None:
                 scores = [e.score for e in entry.entries]
                 with chart:
                     live_html(f"board_chart_{c.key}", score_spread_svg(scores, c.target, c.metric))
-                table = ranks_table_parts(ranks(entry), "Setup", f"Ranks: {c.goal}", {HIDE: HIDE})
-                live_html(
-                    f"board_ranks_{c.key}", *table, on_click=lambda who: act(rooms.hide, code, secret, who)
-                )
+                table = ranks_table_parts(ranks(entry), "Setup", f"Ranks: {c.goal}", {HIDE: HIDE}, "Nickname")
+                live_html(f"board_ranks_{c.key}", *table, on_click=hide)
     if board.hidden:  # put back from here
         with st.expander("Hidden from the board", icon=":material/visibility_off:"):
             rows = [{"Nickname": n, SHOW: n} for n in board.hidden]
-            table = ranks_table_parts(rows, None, "Hidden from the board", {SHOW: SHOW})
+            table = ranks_table_parts(rows, None, "Hidden from the board", {SHOW: SHOW}, "Nickname")
             live_html("board_hidden", *table, on_click=lambda who: act(rooms.hide, code, secret, who, False))
     if error := st.session_state.pop("board_error", None):
         st.error(error, icon=":material/error:")

@@ -465,8 +465,9 @@ def test_a_class_across_two_replicas_behind_nginx_on_postgresql(browser, postgre
 @pytest.mark.browser
 @pytest.mark.slow
 def test_the_boards_browser_redraws_only_what_changed(browser, tmp_path):
-    """The board redraws twice a second; its browser swaps only the table rows whose text
-    changed (pages/ui/live_html.py): the rest keep their nodes, and a nickname stays text."""
+    """The board redraws twice a second; its browser keeps each table row's node and replaces
+    only the cells whose text changed (pages/ui/live_html.py), a nickname stays text, and a row's
+    button neither fires twice on a double click nor for a row that just moved under it."""
     rooms = Rooms(Store(f"sqlite:///{tmp_path}/rooms.sqlite3"))
     room, secret = rooms.create("class")
     ana, ben, cy = (rooms.join(room.code, n) for n in ("<b>ana</b>", "ben", "cy"))
@@ -477,14 +478,18 @@ def test_the_boards_browser_redraws_only_what_changed(browser, tmp_path):
     post(ana, "moons-20", 0.99)
     post(ben, "moons-20", 0.90)
     table = ".st-key-board_ranks_moons-20 tbody"
+    # Each row's node and its score cell, marked with the row's place when marked: what a redraw
+    # keeps shows the mark, what it replaced shows none.
+    rows_js = f"[...document.querySelectorAll('{table} tr')]"
+    mark = f"() => {rows_js}.forEach((row, i) => {{ row.kept = row.cells[2].kept = i; }})"
+    kept = f"() => {rows_js}.map((row) => [row.kept ?? null, row.cells[2].kept ?? null])"
+    drawn = f"() => {rows_js}.map((row) => row.outerHTML)"
     with serve_app("board-in-place.log", env={"MLP_PLAYGROUND_STATE": str(tmp_path)}) as url:
         tab = open_tab(browser, f"{url}/board?room={room.code}#key={secret}", "Class board", 60_000)
         rows = tab.locator(f"{table} tr")
         expect(rows).to_have_count(2)
         expect(rows.nth(0).locator("td").nth(1)).to_have_text("<b>ana</b>")  # as typed, not bold
         expect(rows.nth(0).locator("b")).to_have_count(0)
-        mark = f"() => document.querySelectorAll('{table} tr').forEach((row, i) => {{ row.kept = i; }})"
-        kept = f"() => [...document.querySelectorAll('{table} tr')].map((row) => row.kept ?? null)"
         tab.evaluate(mark)
         # News on another challenge: the board redraws, this table holds. (spiral-100 comes after
         # moons-20 on the board: a challenge's first result above a table moves it down, and
@@ -492,15 +497,45 @@ def test_the_boards_browser_redraws_only_what_changed(browser, tmp_path):
         post(cy, "spiral-100", 0.9)
         expect(tab.get_by_text("1 in · 0 met the goal")).to_be_visible()
         expect(tab.locator(".st-key-board_ranks_spiral-100 tbody tr")).to_have_count(1)
-        assert tab.evaluate(kept) == [0, 1]  # both rows are the nodes drawn before
-        post(ben, "moons-20", 0.95)  # ben's row changes; ana's stays first
+        assert tab.evaluate(kept) == [[0, 0], [1, 1]]  # both rows, every cell as drawn before
+        post(ben, "moons-20", 0.95)  # ben's score changes; ana stays first
         expect(rows.nth(1)).to_contain_text("95.0%")
-        assert tab.evaluate(kept) == [0, None]  # only ben's row was drawn again
+        assert tab.evaluate(kept) == [[0, 0], [1, None]]  # ben's row kept, its new score drawn
+        post(ben, "moons-20", 1.0)  # ben overtakes ana: the rows swap, each keeping its node
+        expect(rows.nth(0)).to_contain_text("ben")
+        assert tab.evaluate(kept) == [[1, None], [0, 0]]
+        assert all(row.count("<td") == 9 for row in tab.evaluate(drawn))  # every cell, once
+
+        # The click guard, with the page's trigger held (so nothing reaches the server): a row
+        # that moved under the pointer a moment ago, a double click, then a click that counts.
+        guard = f"""() => {{
+          const box = document.querySelector("{table}").closest(".live-html"), sent = [];
+          const real = box.__clicked;
+          const hide = (i) => box.querySelectorAll("tbody tr")[i].querySelector("button");
+          box.__clicked = (name, value) => sent.push(value);
+          box.__sent = undefined;
+          hide(0).closest("tr").__moved = performance.now();
+          hide(0).click();  // ben's row has just moved: not for ben
+          hide(1).closest("tr").__moved = undefined;
+          hide(1).click(); hide(1).click();  // a double click: one
+          box.__clicked = real; box.__sent = undefined;
+          return sent;
+        }}"""
+        assert tab.evaluate(guard) == ["<b>ana</b>"]
+        ben_row = f"document.querySelectorAll('{table} tr')[0]"
+        tab.wait_for_function(f"() => performance.now() - ({ben_row}.__moved ?? 0) > 700")  # settled
         tab.get_by_role("button", name="Hide ben").click()  # off the board, from its row
         expect(rows).to_have_count(1)
         expect(tab.get_by_text("3 joined · 1 hidden")).to_be_visible()
-        tab.get_by_text("Hidden from the board").click()
+        expect(tab.get_by_text("is off the board")).to_be_visible()  # a toast says where it went
+        hidden = tab.get_by_test_id("stExpander").get_by_text("Hidden from the board", exact=True)
+        hidden.click()
         tab.get_by_role("button", name="Show again ben").click()
         expect(rows).to_have_count(2)
-        expect(tab.get_by_text("Hidden from the board")).to_have_count(0)
+        expect(hidden).to_have_count(0)
+        tab.locator(".st-key-board_moons-20").get_by_role(
+            "button", name="Close and rank on hidden points"
+        ).click()
+        expect(tab.locator(".st-key-board_ranks_moons-20 th", has_text="Hidden points")).to_have_count(1)
+        expect(rows).to_have_count(2)  # a new frame, every row drawn in it
         tab.context.close()

@@ -296,4 +296,9 @@ def test_the_boards_table_shows_every_cell_as_text_and_links_the_setup():
     hide = ranks_table_html([{"Nickname": '"><b>x', "Hide": '"><b>x'}], None, "t", {"Hide": "Hide"})
     assert '<button type="button" class="board-action" data-value="&quot;&gt;&lt;b&gt;x" ' in hide
     assert 'aria-label="Hide &quot;&gt;&lt;b&gt;x">Hide</button>' in hide and "<b>" not in hide
+    keyed = ranks_table_parts(rows, "Setup", "t", key="Nickname")[1][0]
+    assert keyed.startswith('<tr data-key="&lt;b&gt;ana&lt;/b&gt; **x**">')  # what a redraw keeps
+    for outside in ("//evil.example", "/\\evil.example", "javascript:alert(1)", "/\t/evil.example"):
+        cell = ranks_table_html([{"Setup": outside}], "Setup", "t")  # not a link: its text
+        assert "<a " not in cell and f"<td>{outside}</td>" in cell, outside
     assert "No scores yet; the goal is 95.0%." in score_spread_svg([], 0.95, "test_acc")

@@ -7,6 +7,7 @@ them (one a challenge) held a board's updates back by up to 3 s (bench/room_load
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from html import escape
 
@@ -100,23 +101,37 @@ TABLE_CSS = (
     ".board-action{font:inherit;color:inherit;background:none;cursor:pointer;padding:0 .5rem;"
     "border:1px solid rgba(128,128,128,.45);border-radius:.4rem}"
     ".board-action:hover{border-color:currentColor}"
+    ".board-action:focus-visible{outline:2px solid currentColor;outline-offset:1px}"
 )
+# A setup's link: a web address, or a path inside the app (not "//host" or "/\\host", which a
+# browser reads as another site), with nothing a browser would drop from it first.
+_SAFE_LINK = re.compile(r"(https?://|/(?![/\\]))[^\s\x00-\x1f\x7f]*\Z")
 
 
 def ranks_table_html(
-    rows: Sequence[dict[str, object]], link: str | None, label: str, buttons: Mapping[str, str] | None = None
+    rows: Sequence[dict[str, object]],
+    link: str | None,
+    label: str,
+    buttons: Mapping[str, str] | None = None,
+    key: str | None = None,
 ) -> str:
     """`rows` (one dict a row, the same keys) as an HTML table, every cell as text (a nickname's
     markup shown as typed); the `link` column's cells are links ("Open", in a new tab); numbers
     align right. `label` names the table for a screen reader. A column in `buttons` holds a
     button a row, named by its label there, carrying the cell's text (`data-value`): what
-    pages/ui/live_html.py hands the page when it is clicked."""
-    frame, body = ranks_table_parts(rows, link, label, buttons)
+    pages/ui/live_html.py hands the page when it is clicked. The `key` column's text names each
+    row (`data-key`: a redraw keeps the row's node). A link that isn't the app's own (a path)
+    or a web address is shown as text."""
+    frame, body = ranks_table_parts(rows, link, label, buttons, key)
     return frame.replace("<tbody></tbody>", f"<tbody>{''.join(body)}</tbody>")
 
 
 def ranks_table_parts(
-    rows: Sequence[dict[str, object]], link: str | None, label: str, buttons: Mapping[str, str] | None = None
+    rows: Sequence[dict[str, object]],
+    link: str | None,
+    label: str,
+    buttons: Mapping[str, str] | None = None,
+    key: str | None = None,
 ) -> tuple[str, list[str]]:
     """`ranks_table_html` in parts: the table with an empty body, and each row's `<tr>` (the
     board's browser replaces only the rows that changed: pages/ui/live_html.py)."""
@@ -132,7 +147,7 @@ def ranks_table_parts(
         cells = []
         for c in columns:
             value = row[c]
-            if c == link:
+            if c == link and _SAFE_LINK.match(str(value)):
                 cells.append(
                     f'<td><a href="{escape(str(value))}" target="_blank" rel="noopener">Open</a></td>'
                 )
@@ -146,7 +161,8 @@ def ranks_table_parts(
                 cells.append(f"<td{number}>{value:,}</td>")
             else:
                 cells.append(f"<td>{escape(str(value))}</td>")
-        body.append(f"<tr>{''.join(cells)}</tr>")
+        named = f' data-key="{escape(str(row[key]))}"' if key else ""
+        body.append(f"<tr{named}>{''.join(cells)}</tr>")
     frame = (
         f'<div class="board-table" role="region" aria-label="{escape(label)}" tabindex="0">'
         f"<table><thead><tr>{head}</tr></thead><tbody></tbody></table></div>"

@@ -6,7 +6,9 @@ it is the same. On a board of five challenges and 50 students redrawn every seco
 and tables took ~0.13 s of the instructor's browser's main thread a second, and under a class's
 load a redraw every half second held results back longer than one every second did
 (bench/room_load.py, docs/performance.md). This component keeps what it drew: the same HTML
-again costs nothing; of a table, only the rows that changed are parsed and swapped.
+again costs nothing; of a table, a row keeps its node (a `data-key` names it), and only its cells
+that changed are replaced. A button in a row hands its `data-value` to the page, unless its row
+has just moved under the pointer or a click was just sent (a double click hides one student).
 
 The HTML must be the app's own, every outside text in it escaped (mlp/figures/board.py): the
 component writes it into the page as it is, unsanitized.
@@ -19,6 +21,25 @@ from collections.abc import Callable, Sequence
 import streamlit as st
 
 _JS = """
+const SETTLE_MS = 600;  // a row that just moved, or a click just sent: a second click waits this long
+const keyOf = (html, i) => html.match(/^<tr data-key="([^"]*)"/)?.[1] ?? `#${i}`;
+const parse = (html) => {
+  const made = document.createElement("template");
+  made.innerHTML = html;
+  return made.content.firstElementChild;
+};
+// A row drawn before keeps its node (and the focus of a button in it): only its cells whose HTML
+// changed are replaced; rows are moved only when their order changed.
+const patch = (row, html) => {
+  const cells = [...parse(html).cells];  // moved out of their parsed row one by one below
+  cells.forEach((cell, j) => {
+    const old = row.cells[j];
+    if (!old) row.appendChild(cell);
+    else if (old.outerHTML !== cell.outerHTML) old.replaceWith(cell);
+  });
+  while (row.cells.length > cells.length) row.lastElementChild.remove();
+};
+
 export default function ({ data, parentElement, setTriggerValue }) {
   let box = parentElement.querySelector(":scope > .live-html");
   if (!box) {
@@ -27,28 +48,38 @@ export default function ({ data, parentElement, setTriggerValue }) {
     parentElement.appendChild(box);
     box.addEventListener("click", (event) => {  // a row's button: its value to the page
       const button = event.target.closest("button[data-value]");
-      if (button && box.contains(button)) box.__clicked("clicked", button.dataset.value);
+      if (!button || !box.contains(button)) return;
+      const now = performance.now(), row = button.closest("tr");
+      // Not a click meant for another row (it moved under the pointer), nor a double click.
+      if (now - (row?.__moved ?? -1e9) < SETTLE_MS || now - (box.__sent ?? -1e9) < SETTLE_MS) return;
+      box.__sent = now;
+      box.__clicked("clicked", button.dataset.value);
     });
   }
   box.__clicked = setTriggerValue;  // the latest render's
   if (box.__frame !== data.frame) {  // a new frame: all of it again
     box.innerHTML = data.frame;
     box.__frame = data.frame;
-    box.__rows = [];
   }
   const body = box.querySelector("tbody");
   if (!body) return;
-  const rows = data.rows, drawn = box.__rows;
-  for (let i = 0; i < rows.length; i++) {
-    if (rows[i] === drawn[i]) continue;
-    const parsed = document.createElement("template");
-    parsed.innerHTML = rows[i];
-    const row = parsed.content.firstElementChild;
-    if (i < body.rows.length) body.rows[i].replaceWith(row);
-    else body.appendChild(row);
+  const keys = data.rows.map(keyOf), now = performance.now();
+  const wanted = new Set(keys), drawn = new Map();
+  for (const row of [...body.rows]) {
+    if (wanted.has(row.__key)) drawn.set(row.__key, row);
+    else row.remove();
   }
-  while (body.rows.length > rows.length) body.lastElementChild.remove();
-  box.__rows = rows.slice();
+  data.rows.forEach((html, i) => {
+    let row = drawn.get(keys[i]);
+    if (!row) {
+      row = parse(html);
+      row.__key = keys[i];
+    } else if (row.__html !== html) patch(row, html);
+    row.__html = html;
+    if (body.rows[i] !== row) body.insertBefore(row, body.rows[i] ?? null);
+    if (row.__index !== undefined && row.__index !== i) row.__moved = now;
+    row.__index = i;
+  });
 }
 """
 _component = None
@@ -57,9 +88,10 @@ _component = None
 def live_html(
     key: str, frame: str, rows: Sequence[str] = (), on_click: Callable[[str], None] | None = None
 ) -> None:
-    """Shows `frame` (trusted HTML) and, if it holds a `<tbody>`, `rows` (each a `<tr>`) in it;
-    a redraw with the same `frame` replaces only the rows that changed. A click on a button with
-    a `data-value` in it calls `on_click(value)` before the page's (or fragment's) next run."""
+    """Shows `frame` (trusted HTML) and, if it holds a `<tbody>`, `rows` (each a `<tr>`, best
+    with a `data-key`) in it; a redraw with the same `frame` replaces only the cells that
+    changed. A click on a button with a `data-value` in it calls `on_click(value)` before the
+    page's (or fragment's) next run."""
     global _component
     if _component is None:  # registered once per process
         _component = st.components.v2.component("mlp_live_html", html="", js=_JS, isolate_styles=False)
