@@ -278,7 +278,11 @@ def test_the_boards_spread_counts_every_score_and_says_it_in_words():
 
 
 def test_the_boards_table_shows_every_cell_as_text_and_links_the_setup():
-    from mlp.figures.board import ranks_table_html, ranks_table_parts, score_spread_svg
+    from mlp.figures.board import ranks_table_parts, score_spread_svg
+
+    def ranks_table_html(*args, **kwargs) -> str:  # the parts as the browser puts them together
+        frame, body = ranks_table_parts(*args, **kwargs)
+        return frame.replace("<tbody></tbody>", f"<tbody>{''.join(body)}</tbody>")
 
     rows = [
         {"Rank": 1, "Nickname": "<b>ana</b> **x**", "Score": "99.0%", "Setup": "/playground?a=1&b=<2>"},
@@ -292,7 +296,6 @@ def test_the_boards_table_shows_every_cell_as_text_and_links_the_setup():
     assert ranks_table_html([], "Setup", "none") == ""
     frame, body = ranks_table_parts(rows, "Setup", 'Ranks: "moons"')  # what the board's browser swaps
     assert frame.count("<tbody></tbody>") == 1 and len(body) == 2 and all(r.startswith("<tr>") for r in body)
-    assert frame.replace("<tbody></tbody>", f"<tbody>{''.join(body)}</tbody>") == html
     hide = ranks_table_html([{"Nickname": '"><b>x', "Hide": '"><b>x'}], None, "t", {"Hide": "Hide"})
     assert '<button type="button" class="board-action" data-value="&quot;&gt;&lt;b&gt;x" ' in hide
     assert 'aria-label="Hide &quot;&gt;&lt;b&gt;x">Hide</button>' in hide and "<b>" not in hide

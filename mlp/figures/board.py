@@ -108,24 +108,6 @@ TABLE_CSS = (
 _SAFE_LINK = re.compile(r"(https?://|/(?![/\\]))[^\s\x00-\x1f\x7f]*\Z")
 
 
-def ranks_table_html(
-    rows: Sequence[dict[str, object]],
-    link: str | None,
-    label: str,
-    buttons: Mapping[str, str] | None = None,
-    key: str | None = None,
-) -> str:
-    """`rows` (one dict a row, the same keys) as an HTML table, every cell as text (a nickname's
-    markup shown as typed); the `link` column's cells are links ("Open", in a new tab); numbers
-    align right. `label` names the table for a screen reader. A column in `buttons` holds a
-    button a row, named by its label there, carrying the cell's text (`data-value`): what
-    pages/ui/live_html.py hands the page when it is clicked. The `key` column's text names each
-    row (`data-key`: a redraw keeps the row's node). A link that isn't the app's own (a path)
-    or a web address is shown as text."""
-    frame, body = ranks_table_parts(rows, link, label, buttons, key)
-    return frame.replace("<tbody></tbody>", f"<tbody>{''.join(body)}</tbody>")
-
-
 def ranks_table_parts(
     rows: Sequence[dict[str, object]],
     link: str | None,
@@ -133,8 +115,14 @@ def ranks_table_parts(
     buttons: Mapping[str, str] | None = None,
     key: str | None = None,
 ) -> tuple[str, list[str]]:
-    """`ranks_table_html` in parts: the table with an empty body, and each row's `<tr>` (the
-    board's browser replaces only the rows that changed: pages/ui/live_html.py)."""
+    """`rows` (one dict a row, the same keys) as an HTML table in parts: the table with an empty
+    body, and each row's `<tr>` (the board's browser replaces only what changed in a row:
+    pages/ui/live_html.py). Every cell is text (a nickname's markup shown as typed); the `link`
+    column's cells are links ("Open", in a new tab), unless one isn't the app's own (a path) or
+    a web address: then it is text; numbers align right. `label` names the table for a screen
+    reader. A column in `buttons` holds a button a row, named by its label there, carrying the
+    cell's text (`data-value`): what pages/ui/live_html.py hands the page when it is clicked.
+    The `key` column's text names each row (`data-key`: a redraw keeps the row's node)."""
     buttons = buttons or {}
     if not rows:
         return "", []
