@@ -143,7 +143,7 @@ def plane_and_numbers() -> None:
 PANEL_HEIGHT = 250 if ui.presenter() else 280  # the curves under the network, in a 720 px screen
 
 
-ui.heartbeat(playing, stream.renew)  # the tab is open: its frames may go on (pages/ui/frames.py)
+ui.heartbeat(playing, stream.beat)  # the tab is open: its frames may go on (pages/ui/frames.py)
 
 
 @ui.live(PANEL_SECONDS, playing, slow=True)

@@ -355,9 +355,12 @@ def test_a_pause_ends_a_frame_in_flight_at_its_next_chunk():
 
 
 def test_a_playing_pages_heartbeat_comes_often_enough_to_keep_its_lease():
-    from pages.ui.live import HEARTBEAT_SECONDS
+    from pages.ui.live import HEARTBEAT_SECONDS, MAX_PANEL_SECONDS
 
     assert 2 * HEARTBEAT_SECONDS < LEASE_SECONDS  # one beat may be late, not two
+    # While the tab's socket holds the lease, the beat is rare and the slow panels, which renew it
+    # too, come in time to let a reconnected socket hold it before it lapses
+    assert MAX_PANEL_SECONDS < LEASE_SECONDS
 
 
 def test_a_unit_on_the_plane_is_its_map_in_every_frame_while_it_plays():
@@ -457,3 +460,37 @@ def test_a_tab_that_goes_while_its_frame_is_drawn_leaves_the_stream_free_for_its
     with connect(socket_url) as socket:  # the page's next socket gets its frames as before
         socket.send(stream.token)
         assert json.loads(socket.recv(timeout=30))["status"] == 200
+
+
+def test_the_tabs_own_socket_renews_the_lease_and_no_replay_does(socket_url):
+    """The first socket to ask after one of the page's runs holds the stream: its frames renew
+    the lease (so the page needn't beat often). Another socket, a request over HTTP, or a socket
+    opened after the holder closed renews nothing until the page runs again."""
+    from websockets.sync.client import connect
+
+    stream = playing(speed=100)  # the page ran
+
+    def ask(socket) -> int:
+        socket.send(stream.token)
+        return json.loads(socket.recv(timeout=30))["status"]
+
+    def renewed(ask_once) -> bool:
+        stream.lease = time.monotonic() + 5  # a lease about to lapse
+        assert ask_once() == 200
+        return stream.lease > time.monotonic() + LEASE_SECONDS - 5
+
+    assert not stream.beat() and stream.lease > time.monotonic() + LEASE_SECONDS - 5  # no socket holds it yet
+    with connect(socket_url) as tab, connect(socket_url) as other:
+        assert renewed(lambda: ask(tab))  # the tab's socket asks first: it holds the stream
+        assert stream.beat()  # the page's heartbeat may come rarely now
+        assert renewed(lambda: ask(tab))
+        assert not renewed(lambda: ask(other))  # another socket, the tab's still open
+        assert not renewed(lambda: serve_frame(stream.token)[0])  # over HTTP
+    deadline = time.monotonic() + 30
+    while stream._holder is not None:  # the server hears that the tab's socket closed
+        assert time.monotonic() < deadline, "the closed socket still holds the stream"
+        time.sleep(0.01)
+    with connect(socket_url) as replay:
+        assert not renewed(lambda: ask(replay))  # the token replayed: the lease runs out
+        assert not stream.beat()  # ...which renews, as the page's runs do, and the next socket may hold it
+        assert renewed(lambda: ask(replay))

@@ -23,10 +23,14 @@ What a visitor may take is the server's to enforce, not the canvas's: frames no 
 pace allows per stream, at most FRAME_BUDGET of CPU time training a frame (a bigger setup
 takes fewer steps a frame, and the plane says so), turns shared by compute used
 (mlp.train.turns), and a stream plays only while its page is alive: each run of the page's
-script, of its live panels or of its heartbeat renews a lease of LEASE_SECONDS. A closed tab's
-runs stop, so its token stops training within that time even if someone replays it; a page
-that is still open and lapsed (a server too busy to run its panels) is stopped, tells its
-page, and the page's run renews the lease and plays on.
+script, of its live panels or of its heartbeat renews a lease of LEASE_SECONDS, and so does
+each frame over the tab's own frame socket (the first socket to ask for a frame after one of
+the page's runs holds the stream; no other socket and no request over HTTP renews it). A
+closed tab's runs stop and its socket closes, so its token stops training within that time
+even if someone replays it; a page that is still open and lapsed (a server too busy to run
+its panels) is stopped, tells its page, and the page's run renews the lease and plays on.
+While the tab's socket keeps the lease, the page's heartbeat (a script run that costs the
+browser ~0.13 s of CPU) comes rarely (pages/ui/live.py).
 
 The token is a session's secret (random, never shown, sent in a header so that no access log
 keeps it): a frame can only be had by the page the server gave it to. Streams are kept weakly:
@@ -105,6 +109,8 @@ class Stream:
         self._failure: str | None = None
         self.note: str | None = None  # what the plane says about the last frame's steps, if anything
         self.lease = 0.0  # monotonic time until which the page is known to be alive
+        self._holder: object | None = None  # the frame socket that renews the lease, if any
+        self._claimable = False  # a page's run since the holder took it: the next socket may take it
         _streams[self.token] = self
 
     def update(self, run: Playground, speed: int, playing: bool, focus: Unit | None = None) -> dict[str, Any]:
@@ -127,6 +133,28 @@ class Stream:
     def renew(self) -> None:
         """The page ran (its script, or a live panel): it is alive, its frames may go on."""
         self.lease = clock() + LEASE_SECONDS
+        self._claimable = True
+
+    def beat(self) -> bool:
+        """The page's heartbeat: renew, and whether a frame socket keeps the lease too (then the
+        page may beat rarely)."""
+        self.renew()
+        return self._holder is not None
+
+    def _renew_over(self, socket: object) -> None:
+        """Holding self.lock, after a frame over `socket` (a connection's identity): the tab's
+        own socket renews the lease. That is the first socket to ask after one of the page's
+        runs; the holder keeps it until it closes (let_go)."""
+        if self._holder is not socket and not (self._claimable and self._holder is None):
+            return
+        self._holder, self._claimable = socket, False
+        self.lease = clock() + LEASE_SECONDS
+
+    def let_go(self, socket: object) -> None:
+        """`socket` closed: it renews nothing more (the page's next run lets another take over).
+        On the event loop, without the lock (a frame may hold it): none of this socket's is in flight."""
+        if self._holder is socket:
+            self._holder = None
 
     @property
     def alive(self) -> bool:
@@ -168,13 +196,15 @@ class Stream:
         failure, self._failure = self._failure, None
         return failure
 
-    def next_frame(self) -> tuple[int, dict[str, Any]]:
+    def next_frame(self, socket: object | None = None) -> tuple[int, dict[str, Any]]:
         """Trains one frame's steps in this visitor's turn and draws it: (HTTP status, body).
-        The caller holds `in_flight`."""
+        The caller holds `in_flight`; `socket`, the frame socket that asked (None: HTTP)."""
         try:
             self._heed()
             with shared_turns().turn(self.visitor, heed=self._heed), self.lock:
                 self._heed()  # paused (or the page gone) while this frame waited
+                if socket is not None:
+                    self._renew_over(socket)
                 return 200, self._frame(train=True)
         except _PausedError:
             return 200, {"playing": False}
@@ -272,9 +302,9 @@ def serve_frame(token: str) -> tuple[int, dict[str, Any]]:
         stream.in_flight.release()
 
 
-async def answer(token: str) -> tuple[int, dict[str, Any]]:
+async def answer(token: str, socket: object | None = None) -> tuple[int, dict[str, Any]]:
     """serve_frame, with the checks that cost nothing made on the event loop: only a live
-    session's one frame at a time takes a worker thread."""
+    session's one frame at a time takes a worker thread. `socket`: the frame socket asking."""
     global _limiter
     stream = _claim(token)
     if not isinstance(stream, Stream):
@@ -283,7 +313,7 @@ async def answer(token: str) -> tuple[int, dict[str, Any]]:
         await anyio.sleep(stream.reserve())  # on the event loop: a wait takes no thread
         if _limiter is None:  # made on the server's event loop, once
             _limiter = anyio.CapacityLimiter(FRAME_THREADS)
-        return await anyio.to_thread.run_sync(stream.next_frame, limiter=_limiter)
+        return await anyio.to_thread.run_sync(stream.next_frame, socket, limiter=_limiter)
     finally:
         stream.in_flight.release()
 
@@ -300,22 +330,30 @@ async def frame_socket(socket: WebSocket) -> None:
     over HTTP costs a browser ~8 ms more than a message (its network service and browser
     process handle each one; bench.browser_fps), and on a class's machines that was a third of
     a frame. Same token, same pace, same one frame in flight as over HTTP; the token is never in
-    the URL (an access log keeps only the upgrade)."""
+    the URL (an access log keeps only the upgrade). The tab's own socket also renews its
+    stream's lease (Stream._renew_over), until it closes."""
     await socket.accept()
-    while True:
-        message = await socket.receive()
-        if message["type"] == "websocket.disconnect":
-            return  # the tab closed or left the page: nothing is owed to it
-        token = message.get("text") or ""  # bytes are no token: 410
-        if len(token) > MAX_MESSAGE:
-            await socket.close(code=1009)  # "message too big": no page sends one
-            return
-        status, body = await answer(token)
-        text = JSONResponse({"status": status, **body}).body.decode()  # as the HTTP route encodes it
-        try:
-            await socket.send_text(text)
-        except (WebSocketDisconnect, RuntimeError, OSError):
-            return  # the tab went (or closed its end) while its frame was drawn
+    asked: set[str] = set()  # the tokens this socket asked for: the streams it may hold
+    try:
+        while True:
+            message = await socket.receive()
+            if message["type"] == "websocket.disconnect":
+                return  # the tab closed or left the page: nothing is owed to it
+            token = message.get("text") or ""  # bytes are no token: 410
+            if len(token) > MAX_MESSAGE:
+                await socket.close(code=1009)  # "message too big": no page sends one
+                return
+            status, body = await answer(token, socket)
+            if status != 410:  # a stream's token (as _claim looks it up), not one of many guesses
+                asked.add(token[:64])
+            text = JSONResponse({"status": status, **body}).body.decode()  # as the HTTP route encodes it
+            try:
+                await socket.send_text(text)
+            except (WebSocketDisconnect, RuntimeError, OSError):
+                return  # the tab went (or closed its end) while its frame was drawn
+    finally:
+        for stream in filter(None, map(_streams.get, asked)):
+            stream.let_go(socket)
 
 
 def frame_path() -> str:

@@ -3,7 +3,7 @@
 While a visitor plays, each of a page's live fragments asks for its turn in the process's one
 line (mlp.train.turns) before it trains and draws; a click heard while waiting ends the wait.
 With many visitors playing, the slow panels also ask less often. (The 2D playground's plane
-is not a fragment: its frames come over plain HTTP, in the same line; pages/ui/frames.py.)
+is not a fragment: its frames come over its own socket (or HTTP), in the same line; pages/ui/frames.py.)
 """
 
 import functools
@@ -20,6 +20,7 @@ PLAYERS_PER_PANEL_SECOND = 0.5  # the slow panels redraw every 2 s per player: t
 MAX_PANEL_SECONDS = 60.0  # ...and at least this often (a redraw costs a browser ~0.4 s of CPU, measured)
 HEARTBEAT_SECONDS = 30.0  # a playing page tells the server it is open this often (frames' lease); a beat
 # costs a browser ~0.13 s of CPU (a script run and its garbage): every 10 s, 32 tabs spent 0.4 of a core on it
+HELD_HEARTBEAT_SECONDS = 600.0  # ...and this often while the tab's frame socket keeps the lease itself
 RETIME_RATIO = 1.5  # a slow panel's timer is reset when its interval should change by more than this factor
 TIMERS = "live_timers"  # session-state key: {fragment id: the interval its browser timer runs at}
 
@@ -67,17 +68,20 @@ def retime(seconds: float) -> None:
 Draw = Callable[[], None]
 
 
-def heartbeat(playing: bool, beat: Callable[[], None]) -> None:
-    """While `playing`: `beat()` every HEARTBEAT_SECONDS, from a fragment that draws nothing.
-    The page's frames play on a lease that its runs renew (pages/ui/frames.py); the slow
-    panels, which a class's many players stretch to a minute, needn't keep it alive. A beat is
-    an empty script run, cheap for the server but ~0.13 s of a browser's CPU (Streamlit's page
-    handling the run, then collecting its garbage): hence one every HEARTBEAT_SECONDS, not more."""
+def heartbeat(playing: bool, beat: Callable[[], bool]) -> None:
+    """While `playing`: `beat()` every HEARTBEAT_SECONDS, from a fragment that draws nothing;
+    every HELD_HEARTBEAT_SECONDS once `beat()` says the tab's frames keep it alive themselves.
+    The page's frames play on a lease that its runs renew, and so does the tab's frame socket
+    (pages/ui/frames.py); the slow panels, which a class's many players stretch to a minute,
+    needn't keep it alive. A beat is an empty script run, cheap for the server but ~0.13 s of a
+    browser's CPU (Streamlit's page handling the run, then collecting its garbage): hence one
+    every HEARTBEAT_SECONDS at most, and rarely when the socket needs none. (Over HTTP, or
+    while a reconnected socket waits for the page's next run to hold the lease, it beats often.)"""
 
     @st.fragment(run_every=HEARTBEAT_SECONDS if playing else None)
     def beating() -> None:
         if playing:
-            beat()
+            retime(HELD_HEARTBEAT_SECONDS if beat() else HEARTBEAT_SECONDS)
 
     beating()
 
