@@ -31,7 +31,7 @@ import torch
 import torch.nn.functional as F
 from starlette.responses import JSONResponse
 
-from bench.fast_path import plain_numpy
+from bench.fast_path import PLAIN_MS, plain_numpy
 from bench.timing import measure, table
 from mlp.data import make_2d
 from mlp.device import one_blas_thread
@@ -46,7 +46,6 @@ from pages.ui.frames import FRAME_BUDGET, MAX_FPS, STEP_SECONDS, Stream, frame_s
 
 TARGET_MS = 5.0  # issue 27's aim: a default frame's server CPU, all in
 DRAW_TARGET_MS = 1.0  # ...and its grid prediction with the numbers
-PLAIN_MS = 1.6  # what 10 steps of plain NumPy took on the machine those aims were set on
 # The default settings, in a run long enough that no frame of the bench finishes it.
 SETTINGS = replace(Settings(), epochs=100_000)
 

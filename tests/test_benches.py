@@ -222,6 +222,12 @@ def test_load_parses_its_arguments_and_reports():
     assert (
         "K = 8, frames over the socket / over HTTP (the baseline): frames/s min 2.00x, median 1.25x" in text
     )
+    assert "target:" not in text  # no K = 32 among the rows
+    hall = row | {"sessions": 32, "fps min": 1.9}
+    text = report([hall], memory | {"plain ms": 2.14})
+    assert "at least 2 frames/s each: NOT met (the slowest 1.90)" in text
+    assert "plain NumPy's 10 default steps take 2.14 ms today (1.6 when the targets were set)" in text
+    assert "each: met (the slowest 2.30)" in report([hall | {"fps min": 2.3}], memory | {"plain ms": 2.14})
 
 
 def test_server_memory_parses_its_arguments_and_reports():
