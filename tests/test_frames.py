@@ -358,8 +358,9 @@ def test_a_playing_pages_heartbeat_comes_often_enough_to_keep_its_lease():
     from pages.ui.live import HEARTBEAT_SECONDS, MAX_PANEL_SECONDS
 
     assert 2 * HEARTBEAT_SECONDS < LEASE_SECONDS  # one beat may be late, not two
-    # While the tab's socket holds the lease, the beat is rare and the slow panels, which renew it
-    # too, come in time to let a reconnected socket hold it before it lapses
+    # While the tab's socket holds the lease the beat is rare; a socket that reconnects holds
+    # nothing until the page's next run, and the slow panels renew the lease meanwhile (if they
+    # are late, it lapses and the page's run plays on: test_a_stream_whose_page_stopped_running...)
     assert MAX_PANEL_SECONDS < LEASE_SECONDS
 
 
@@ -463,15 +464,17 @@ def test_a_tab_that_goes_while_its_frame_is_drawn_leaves_the_stream_free_for_its
 
 
 def test_the_tabs_own_socket_renews_the_lease_and_no_replay_does(socket_url):
-    """The first socket to ask after one of the page's runs holds the stream: its frames renew
-    the lease (so the page needn't beat often). Another socket, a request over HTTP, or a socket
-    opened after the holder closed renews nothing until the page runs again."""
+    """The socket that first sends the key the page's last run gave the canvas holds the stream:
+    its frames renew the lease (so the page needn't beat often). The key is good once; another
+    socket (first or not, with a copy of the key or none), a request over HTTP, or a socket
+    opened after the holder closed renews nothing until the page draws the plane again."""
     from websockets.sync.client import connect
 
-    stream = playing(speed=100)  # the page ran
+    stream = playing(speed=100)  # the page ran and drew the plane: it gave the canvas a key
+    key = stream.key
 
-    def ask(socket) -> int:
-        socket.send(stream.token)
+    def ask(socket, key: str = "") -> int:
+        socket.send(f"{stream.token} {key}" if key else stream.token)
         return json.loads(socket.recv(timeout=30))["status"]
 
     def renewed(ask_once) -> bool:
@@ -479,18 +482,27 @@ def test_the_tabs_own_socket_renews_the_lease_and_no_replay_does(socket_url):
         assert ask_once() == 200
         return stream.lease > time.monotonic() + LEASE_SECONDS - 5
 
-    assert not stream.beat() and stream.lease > time.monotonic() + LEASE_SECONDS - 5  # no socket holds it yet
-    with connect(socket_url) as tab, connect(socket_url) as other:
-        assert renewed(lambda: ask(tab))  # the tab's socket asks first: it holds the stream
+    def let_go() -> None:
+        deadline = time.monotonic() + 30
+        while stream._holder is not None:  # the server hears that the holder closed
+            assert time.monotonic() < deadline, "the closed socket still holds the stream"
+            time.sleep(0.01)
+
+    assert key and not stream.beat()  # no socket holds it yet
+    with connect(socket_url) as replay, connect(socket_url) as tab:
+        assert not renewed(lambda: ask(replay))  # first to ask after the page's run, without the key
+        assert not renewed(lambda: ask(replay, "a guess"))
+        assert renewed(lambda: ask(tab, key))  # the tab's socket sends the page's key: it holds the stream
         assert stream.beat()  # the page's heartbeat may come rarely now
-        assert renewed(lambda: ask(tab))
-        assert not renewed(lambda: ask(other))  # another socket, the tab's still open
+        assert renewed(lambda: ask(tab))  # the holder, key or not
+        assert not renewed(lambda: ask(replay, key))  # a copy of the spent key
         assert not renewed(lambda: serve_frame(stream.token)[0])  # over HTTP
-    deadline = time.monotonic() + 30
-    while stream._holder is not None:  # the server hears that the tab's socket closed
-        assert time.monotonic() < deadline, "the closed socket still holds the stream"
-        time.sleep(0.01)
+        stream.renew()  # a live panel ran, just before the tab closed: no new key
+    let_go()
+    assert not stream.beat()
     with connect(socket_url) as replay:
-        assert not renewed(lambda: ask(replay))  # the token replayed: the lease runs out
-        assert not stream.beat()  # ...which renews, as the page's runs do, and the next socket may hold it
-        assert renewed(lambda: ask(replay))
+        assert not renewed(lambda: ask(replay, key))  # the token and its key replayed: the lease runs out
+    stream.update(stream.run, 100, playing=True)  # the page's next run draws the plane: a new key
+    with connect(socket_url) as tab:
+        assert renewed(lambda: ask(tab, stream.key))  # the tab's socket, reconnected, holds it again
+        assert stream.key == ""  # spent

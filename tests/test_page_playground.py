@@ -579,40 +579,45 @@ def test_the_frame_route_answers_only_a_live_sessions_token(app_url):
 
 @pytest.mark.browser
 def test_a_closed_tabs_token_stops_training_within_the_lease(browser, app_url):
-    """A playing page renews its stream's lease from its live panels; once the tab is closed
-    nothing does, and a replay of its token gets no frames past LEASE_SECONDS."""
+    """A playing page's frame socket renews its stream's lease; once the tab is closed nothing
+    does, and a replay of what it sent (its token and its key, over a socket of its own) gets
+    no frames past LEASE_SECONDS, nor does the token over HTTP."""
+    from websockets.sync.client import connect
+
     context = browser.new_context(viewport={"width": 1400, "height": 900})
     tab = context.new_page()
     tab.set_default_timeout(90_000)
-    tokens = []  # what the canvas sends over its frame socket: the token, one message a frame
+    sent = []  # what the canvas sends over its frame socket, one message a frame: "token key"
     tab.on(
         "websocket",
-        lambda ws: ws.on("framesent", lambda token: tokens.append(token)) if PATH in ws.url else None,
+        lambda ws: ws.on("framesent", lambda message: sent.append(message)) if PATH in ws.url else None,
     )
     tab.goto(f"{app_url}/playground?epochs=100000")
     wait_for_app(tab, heading="2D playground")
     tab.get_by_role("button", name="Play").click()
     wait_for_plane(tab, 20)
-    context.close()  # the tab goes; its token is replayed from elsewhere
-    closed, token = time.monotonic(), tokens[-1]
+    assert all(len(message.split(" ")) == 2 for message in sent)  # the key the page gave, with each
+    context.close()  # the tab goes; what it sent is replayed from elsewhere
+    closed, message = time.monotonic(), sent[-1]
     steps = []
-    while True:
-        assert time.monotonic() < closed + LEASE_SECONDS + 30, "the replayed token kept training"
-        asked = urllib.request.Request(f"{app_url}{PATH}", headers={TOKEN_HEADER: token})
-        try:
-            with urllib.request.urlopen(asked, timeout=30) as answer:
-                frame = json.loads(answer.read())
-        except urllib.error.HTTPError as busy:  # the closed tab's last frame may be in flight still
-            assert busy.code == 429, busy
-            time.sleep(0.1)
-            continue
-        if not frame.get("playing", True) and "step" not in frame:
-            break
-        steps.append(frame["step"])
+    with connect(app_url.replace("http", "ws", 1) + PATH) as replay:
+        while True:
+            assert time.monotonic() < closed + LEASE_SECONDS + 30, "the replayed token kept training"
+            replay.send(message)
+            frame = json.loads(replay.recv(timeout=30))
+            if frame["status"] == 429:  # the closed tab's last frame may be in flight still
+                time.sleep(0.1)
+                continue
+            if not frame.get("playing", True) and "step" not in frame:
+                break
+            steps.append(frame["step"])
     stopped = time.monotonic() - closed
     print(f"the replayed token got {len(steps)} frames, then stopped {stopped:.1f} s after the tab closed")
     assert stopped <= LEASE_SECONDS + 2  # the lease was renewed at most when the tab closed
-    assert steps == sorted(steps)  # frames were still training until then: the test replays for real
+    assert steps == sorted(steps) and steps  # frames were still training until then: a real replay
+    asked = urllib.request.Request(f"{app_url}{PATH}", headers={TOKEN_HEADER: message.split(" ")[0]})
+    with urllib.request.urlopen(asked, timeout=30) as answer:
+        assert json.loads(answer.read()) == {"playing": False}  # nor over HTTP
 
 
 # Where a point of the plane is on the canvas, in CSS pixels from its corner: pages/ui/plane.py's

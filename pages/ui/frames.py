@@ -24,13 +24,15 @@ pace allows per stream, at most FRAME_BUDGET of CPU time training a frame (a big
 takes fewer steps a frame, and the plane says so), turns shared by compute used
 (mlp.train.turns), and a stream plays only while its page is alive: each run of the page's
 script, of its live panels or of its heartbeat renews a lease of LEASE_SECONDS, and so does
-each frame over the tab's own frame socket (the first socket to ask for a frame after one of
-the page's runs holds the stream; no other socket and no request over HTTP renews it). A
-closed tab's runs stop and its socket closes, so its token stops training within that time
-even if someone replays it; a page that is still open and lapsed (a server too busy to run
-its panels) is stopped, tells its page, and the page's run renews the lease and plays on.
-While the tab's socket keeps the lease, the page's heartbeat (a script run that costs the
-browser ~0.13 s of CPU) comes rarely (pages/ui/live.py).
+each frame over the tab's own frame socket: each of the page's runs that draws the plane
+hands the canvas a fresh key with its data, and the socket that sends it first holds the
+stream until it closes (a key is good once; a replayed one, or a socket or an HTTP request
+without the current key, renews nothing). A closed tab's runs stop and its socket closes, so
+its token stops training within that time even if someone replays it, its key too; a page
+that is still open and lapsed (a server too busy to run its panels, a socket that reconnected
+and waits for the page's next run) is stopped, tells its page, and the page's run renews the
+lease and plays on. While the tab's socket keeps the lease, the page's heartbeat (a script
+run that costs the browser ~0.13 s of CPU) comes rarely (pages/ui/live.py).
 
 The token is a session's secret (random, never shown, sent in a header so that no access log
 keeps it): a frame can only be had by the page the server gave it to. Streams are kept weakly:
@@ -110,7 +112,7 @@ class Stream:
         self.note: str | None = None  # what the plane says about the last frame's steps, if anything
         self.lease = 0.0  # monotonic time until which the page is known to be alive
         self._holder: object | None = None  # the frame socket that renews the lease, if any
-        self._claimable = False  # a page's run since the holder took it: the next socket may take it
+        self.key = ""  # what the canvas sends to hold the stream: new with each frame the page draws
         _streams[self.token] = self
 
     def update(self, run: Playground, speed: int, playing: bool, focus: Unit | None = None) -> dict[str, Any]:
@@ -128,12 +130,12 @@ class Stream:
             if started:  # the first frame trains the steps due since Play, at least a frame's
                 self._trained_at = clock() - self.frame_seconds
             self.renew()
+            self.key = secrets.token_urlsafe(8)  # the page hands it to the canvas with this frame
             return self._frame(train=False)
 
     def renew(self) -> None:
         """The page ran (its script, or a live panel): it is alive, its frames may go on."""
         self.lease = clock() + LEASE_SECONDS
-        self._claimable = True
 
     def beat(self) -> bool:
         """The page's heartbeat: renew, and whether a frame socket keeps the lease too (then the
@@ -141,14 +143,18 @@ class Stream:
         self.renew()
         return self._holder is not None
 
-    def _renew_over(self, socket: object) -> None:
-        """Holding self.lock, after a frame over `socket` (a connection's identity): the tab's
-        own socket renews the lease. That is the first socket to ask after one of the page's
-        runs; the holder keeps it until it closes (let_go)."""
-        if self._holder is not socket and not (self._claimable and self._holder is None):
-            return
-        self._holder, self._claimable = socket, False
-        self.lease = clock() + LEASE_SECONDS
+    def _renew_over(self, socket: object, key: str) -> None:
+        """Holding self.lock, for a frame over `socket` (a connection's identity) that sent `key`:
+        the tab's own socket renews the lease. That is the one that sent the page's current key
+        first (then it is spent: a copy of it, sent later, is worth nothing); it holds the stream
+        until it closes (let_go)."""
+        fresh = bool(self.key) and secrets.compare_digest(key.encode(), self.key.encode())  # any text
+        if self._holder is None and fresh:
+            self._holder = socket
+        if self._holder is socket:
+            self.lease = clock() + LEASE_SECONDS
+            if fresh:
+                self.key = ""
 
     def let_go(self, socket: object) -> None:
         """`socket` closed: it renews nothing more (the page's next run lets another take over).
@@ -196,15 +202,16 @@ class Stream:
         failure, self._failure = self._failure, None
         return failure
 
-    def next_frame(self, socket: object | None = None) -> tuple[int, dict[str, Any]]:
+    def next_frame(self, socket: object | None = None, key: str = "") -> tuple[int, dict[str, Any]]:
         """Trains one frame's steps in this visitor's turn and draws it: (HTTP status, body).
-        The caller holds `in_flight`; `socket`, the frame socket that asked (None: HTTP)."""
+        The caller holds `in_flight`; `socket`, the frame socket that asked (None: HTTP), and the
+        key it sent."""
         try:
             self._heed()
             with shared_turns().turn(self.visitor, heed=self._heed), self.lock:
                 self._heed()  # paused (or the page gone) while this frame waited
                 if socket is not None:
-                    self._renew_over(socket)
+                    self._renew_over(socket, key)
                 return 200, self._frame(train=True)
         except _PausedError:
             return 200, {"playing": False}
@@ -302,9 +309,10 @@ def serve_frame(token: str) -> tuple[int, dict[str, Any]]:
         stream.in_flight.release()
 
 
-async def answer(token: str, socket: object | None = None) -> tuple[int, dict[str, Any]]:
+async def answer(token: str, socket: object | None = None, key: str = "") -> tuple[int, dict[str, Any]]:
     """serve_frame, with the checks that cost nothing made on the event loop: only a live
-    session's one frame at a time takes a worker thread. `socket`: the frame socket asking."""
+    session's one frame at a time takes a worker thread. `socket`: the frame socket asking,
+    `key` what it sent beside the token."""
     global _limiter
     stream = _claim(token)
     if not isinstance(stream, Stream):
@@ -313,7 +321,7 @@ async def answer(token: str, socket: object | None = None) -> tuple[int, dict[st
         await anyio.sleep(stream.reserve())  # on the event loop: a wait takes no thread
         if _limiter is None:  # made on the server's event loop, once
             _limiter = anyio.CapacityLimiter(FRAME_THREADS)
-        return await anyio.to_thread.run_sync(stream.next_frame, socket, limiter=_limiter)
+        return await anyio.to_thread.run_sync(stream.next_frame, socket, key, limiter=_limiter)
     finally:
         stream.in_flight.release()
 
@@ -325,13 +333,13 @@ async def frame_endpoint(request: Request) -> JSONResponse:
 
 
 async def frame_socket(socket: WebSocket) -> None:
-    """Frames over one connection: each text message the canvas sends is a token, and the
-    answer is the frame route's, its status inside (`{"status": 200, "seq": ...}`). A request
-    over HTTP costs a browser ~8 ms more than a message (its network service and browser
-    process handle each one; bench.browser_fps), and on a class's machines that was a third of
-    a frame. Same token, same pace, same one frame in flight as over HTTP; the token is never in
-    the URL (an access log keeps only the upgrade). The tab's own socket also renews its
-    stream's lease (Stream._renew_over), until it closes."""
+    """Frames over one connection: each text message the canvas sends is a token (and the key
+    the page last gave it, after a space), and the answer is the frame route's, its status
+    inside (`{"status": 200, "seq": ...}`). A request over HTTP costs a browser ~8 ms more than a
+    message (its network service and browser process handle each one; bench.browser_fps), and on
+    a class's machines that was a third of a frame. Same token, same pace, same one frame in
+    flight as over HTTP; the token is never in the URL (an access log keeps only the upgrade).
+    The tab's own socket also renews its stream's lease (Stream._renew_over), until it closes."""
     await socket.accept()
     asked: set[str] = set()  # the tokens this socket asked for: the streams it may hold
     try:
@@ -339,16 +347,17 @@ async def frame_socket(socket: WebSocket) -> None:
             message = await socket.receive()
             if message["type"] == "websocket.disconnect":
                 return  # the tab closed or left the page: nothing is owed to it
-            token = message.get("text") or ""  # bytes are no token: 410
-            if len(token) > MAX_MESSAGE:
+            text = message.get("text") or ""  # bytes are no token: 410
+            if len(text) > MAX_MESSAGE:
                 await socket.close(code=1009)  # "message too big": no page sends one
                 return
-            status, body = await answer(token, socket)
-            if status != 410:  # a stream's token (as _claim looks it up), not one of many guesses
+            token, _, key = text.partition(" ")
+            if token[:64] in _streams:  # as _claim looks it up; before the frame that may make it the holder
                 asked.add(token[:64])
-            text = JSONResponse({"status": status, **body}).body.decode()  # as the HTTP route encodes it
+            status, body = await answer(token, socket, key)
+            reply = JSONResponse({"status": status, **body}).body.decode()  # as the HTTP route encodes it
             try:
-                await socket.send_text(text)
+                await socket.send_text(reply)
             except (WebSocketDisconnect, RuntimeError, OSError):
                 return  # the tab went (or closed its end) while its frame was drawn
     finally:

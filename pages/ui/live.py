@@ -72,11 +72,14 @@ def heartbeat(playing: bool, beat: Callable[[], bool]) -> None:
     """While `playing`: `beat()` every HEARTBEAT_SECONDS, from a fragment that draws nothing;
     every HELD_HEARTBEAT_SECONDS once `beat()` says the tab's frames keep it alive themselves.
     The page's frames play on a lease that its runs renew, and so does the tab's frame socket
-    (pages/ui/frames.py); the slow panels, which a class's many players stretch to a minute,
-    needn't keep it alive. A beat is an empty script run, cheap for the server but ~0.13 s of a
+    (pages/ui/frames.py). A beat is an empty script run, cheap for the server but ~0.13 s of a
     browser's CPU (Streamlit's page handling the run, then collecting its garbage): hence one
-    every HEARTBEAT_SECONDS at most, and rarely when the socket needs none. (Over HTTP, or
-    while a reconnected socket waits for the page's next run to hold the lease, it beats often.)"""
+    every HEARTBEAT_SECONDS at most, and rarely while the socket keeps the lease (over HTTP it
+    beats every HEARTBEAT_SECONDS). A socket that reconnects holds nothing until the page next
+    draws the plane, and the beat may still be HELD_HEARTBEAT_SECONDS away: the slow panels
+    (at most MAX_PANEL_SECONDS apart) renew the lease meanwhile, and if it lapses (panels
+    waiting long for their turns), the canvas hears that its stream stopped, the page runs,
+    and the run renews the lease and plays on."""
 
     @st.fragment(run_every=HEARTBEAT_SECONDS if playing else None)
     def beating() -> None:

@@ -247,7 +247,9 @@ export default function (component) {
         }
       };
       ws.onclose = () => end(new Error("the socket closed"));
-      const send = () => { s.opened = true; ws.send(d.stream); };
+      // The token, and the key the page's last run gave: the first socket to send a key holds the
+      // stream (its frames keep the page's lease; pages/ui/frames.py)
+      const send = () => { s.opened = true; ws.send(d.key ? `${d.stream} ${d.key}` : d.stream); };
       if (ws.readyState === WebSocket.OPEN) send(); else ws.onopen = send;
     });
   };
@@ -403,6 +405,7 @@ def plane(
         "points": points,
         "frame": frame,
         "stream": stream.token,
+        "key": stream.key,
         "path": frame_path(),
         "header": TOKEN_HEADER,
         "interval": stream.frame_seconds,
