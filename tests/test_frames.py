@@ -465,9 +465,10 @@ def test_a_tab_that_goes_while_its_frame_is_drawn_leaves_the_stream_free_for_its
 
 def test_the_tabs_own_socket_renews_the_lease_and_no_replay_does(socket_url):
     """The socket that first sends the key the page's last run gave the canvas holds the stream:
-    its frames renew the lease (so the page needn't beat often). The key is good once; another
-    socket (first or not, with a copy of the key or none), a request over HTTP, or a socket
-    opened after the holder closed renews nothing until the page draws the plane again."""
+    its frames renew the lease (so the page needn't beat often). The key is good once; a socket
+    without it, a request over HTTP, or a socket opened after the holder closed renews nothing
+    until the page draws the plane again; the holder's key sent by another socket (a copy)
+    leaves no socket holding the stream."""
     from websockets.sync.client import connect
 
     stream = playing(speed=100)  # the page ran and drew the plane: it gave the canvas a key
@@ -477,9 +478,9 @@ def test_the_tabs_own_socket_renews_the_lease_and_no_replay_does(socket_url):
         socket.send(f"{stream.token} {key}" if key else stream.token)
         return json.loads(socket.recv(timeout=30))["status"]
 
-    def renewed(ask_once) -> bool:
+    def renewed(ask_once, status: int = 200) -> bool:
         stream.lease = time.monotonic() + 5  # a lease about to lapse
-        assert ask_once() == 200
+        assert ask_once() == status
         return stream.lease > time.monotonic() + LEASE_SECONDS - 5
 
     def let_go() -> None:
@@ -492,10 +493,11 @@ def test_the_tabs_own_socket_renews_the_lease_and_no_replay_does(socket_url):
     with connect(socket_url) as replay, connect(socket_url) as tab:
         assert not renewed(lambda: ask(replay))  # first to ask after the page's run, without the key
         assert not renewed(lambda: ask(replay, "a guess"))
+        assert not renewed(lambda: ask(replay, "\u00e9t\u00e9"))  # any text: no failure either
         assert renewed(lambda: ask(tab, key))  # the tab's socket sends the page's key: it holds the stream
         assert stream.beat()  # the page's heartbeat may come rarely now
-        assert renewed(lambda: ask(tab))  # the holder, key or not
-        assert not renewed(lambda: ask(replay, key))  # a copy of the spent key
+        assert renewed(lambda: ask(tab, key))  # the holder, with its key or without
+        assert renewed(lambda: ask(tab))
         assert not renewed(lambda: serve_frame(stream.token)[0])  # over HTTP
         stream.renew()  # a live panel ran, just before the tab closed: no new key
     let_go()
@@ -503,6 +505,13 @@ def test_the_tabs_own_socket_renews_the_lease_and_no_replay_does(socket_url):
     with connect(socket_url) as replay:
         assert not renewed(lambda: ask(replay, key))  # the token and its key replayed: the lease runs out
     stream.update(stream.run, 100, playing=True)  # the page's next run draws the plane: a new key
-    with connect(socket_url) as tab:
-        assert renewed(lambda: ask(tab, stream.key))  # the tab's socket, reconnected, holds it again
-        assert stream.key == ""  # spent
+    with connect(socket_url) as tab, connect(socket_url) as replay:
+        with stream.in_flight:  # a frame in flight: the tab's, with the new key, is turned away...
+            assert not renewed(lambda: ask(tab, stream.key), status=429)
+        assert stream.key == "" and stream.beat()  # ...but its key made it the holder
+        assert renewed(lambda: ask(tab))
+        assert not renewed(lambda: ask(replay, key))  # an old key: nothing
+        held_with = stream._held_with
+        assert not renewed(lambda: ask(replay, held_with))  # the holder's key, copied from its messages...
+        assert not stream.beat()  # ...and no socket holds the stream: the page beats often again
+        assert not renewed(lambda: ask(tab))

@@ -26,9 +26,10 @@ takes fewer steps a frame, and the plane says so), turns shared by compute used
 script, of its live panels or of its heartbeat renews a lease of LEASE_SECONDS, and so does
 each frame over the tab's own frame socket: each of the page's runs that draws the plane
 hands the canvas a fresh key with its data, and the socket that sends it first holds the
-stream until it closes (a key is good once; a replayed one, or a socket or an HTTP request
-without the current key, renews nothing). A closed tab's runs stop and its socket closes, so
-its token stops training within that time even if someone replays it, its key too; a page
+stream until it closes (a key is good once: a spent one, or a socket or an HTTP request
+without the current key, renews nothing; the holder's key sent by another socket, a copy,
+leaves no socket holding it). A closed tab's runs stop and its socket closes, so its token
+stops training within that time even if someone replays it, its key too; a page
 that is still open and lapsed (a server too busy to run its panels, a socket that reconnected
 and waits for the page's next run) is stopped, tells its page, and the page's run renews the
 lease and plays on. While the tab's socket keeps the lease, the page's heartbeat (a script
@@ -113,6 +114,7 @@ class Stream:
         self.lease = 0.0  # monotonic time until which the page is known to be alive
         self._holder: object | None = None  # the frame socket that renews the lease, if any
         self.key = ""  # what the canvas sends to hold the stream: new with each frame the page draws
+        self._held_with = ""  # the key that made the holder the holder
         _streams[self.token] = self
 
     def update(self, run: Playground, speed: int, playing: bool, focus: Unit | None = None) -> dict[str, Any]:
@@ -143,18 +145,19 @@ class Stream:
         self.renew()
         return self._holder is not None
 
-    def _renew_over(self, socket: object, key: str) -> None:
-        """Holding self.lock, for a frame over `socket` (a connection's identity) that sent `key`:
-        the tab's own socket renews the lease. That is the one that sent the page's current key
-        first (then it is spent: a copy of it, sent later, is worth nothing); it holds the stream
-        until it closes (let_go)."""
-        fresh = bool(self.key) and secrets.compare_digest(key.encode(), self.key.encode())  # any text
-        if self._holder is None and fresh:
-            self._holder = socket
-        if self._holder is socket:
-            self.lease = clock() + LEASE_SECONDS
-            if fresh:
-                self.key = ""
+    def present(self, socket: object, key: str) -> None:
+        """On the event loop, for each message over a frame socket (`socket`, a connection's
+        identity) with the `key` it sent, whatever its answer: the page's current key makes that
+        socket the holder, whose frames renew the lease, until it closes (let_go); the key is
+        then spent. The holder's key sent by another socket is a copy (someone who read the tab's
+        messages): then no socket holds the stream until the page's next run gives a new key."""
+        if not key:
+            return
+        given = key.encode()  # compare_digest takes any bytes (not any str)
+        if self.key and secrets.compare_digest(given, self.key.encode()):
+            self.key, self._held_with, self._holder = "", key, socket
+        elif socket is not self._holder and secrets.compare_digest(given, self._held_with.encode()):
+            self._holder = None
 
     def let_go(self, socket: object) -> None:
         """`socket` closed: it renews nothing more (the page's next run lets another take over).
@@ -202,16 +205,15 @@ class Stream:
         failure, self._failure = self._failure, None
         return failure
 
-    def next_frame(self, socket: object | None = None, key: str = "") -> tuple[int, dict[str, Any]]:
+    def next_frame(self, socket: object | None = None) -> tuple[int, dict[str, Any]]:
         """Trains one frame's steps in this visitor's turn and draws it: (HTTP status, body).
-        The caller holds `in_flight`; `socket`, the frame socket that asked (None: HTTP), and the
-        key it sent."""
+        The caller holds `in_flight`; `socket`, the frame socket that asked (None: HTTP)."""
         try:
             self._heed()
             with shared_turns().turn(self.visitor, heed=self._heed), self.lock:
                 self._heed()  # paused (or the page gone) while this frame waited
-                if socket is not None:
-                    self._renew_over(socket, key)
+                if socket is not None and socket is self._holder:  # the tab's own socket
+                    self.renew()
                 return 200, self._frame(train=True)
         except _PausedError:
             return 200, {"playing": False}
@@ -309,10 +311,9 @@ def serve_frame(token: str) -> tuple[int, dict[str, Any]]:
         stream.in_flight.release()
 
 
-async def answer(token: str, socket: object | None = None, key: str = "") -> tuple[int, dict[str, Any]]:
+async def answer(token: str, socket: object | None = None) -> tuple[int, dict[str, Any]]:
     """serve_frame, with the checks that cost nothing made on the event loop: only a live
-    session's one frame at a time takes a worker thread. `socket`: the frame socket asking,
-    `key` what it sent beside the token."""
+    session's one frame at a time takes a worker thread. `socket`: the frame socket asking."""
     global _limiter
     stream = _claim(token)
     if not isinstance(stream, Stream):
@@ -321,7 +322,7 @@ async def answer(token: str, socket: object | None = None, key: str = "") -> tup
         await anyio.sleep(stream.reserve())  # on the event loop: a wait takes no thread
         if _limiter is None:  # made on the server's event loop, once
             _limiter = anyio.CapacityLimiter(FRAME_THREADS)
-        return await anyio.to_thread.run_sync(stream.next_frame, socket, key, limiter=_limiter)
+        return await anyio.to_thread.run_sync(stream.next_frame, socket, limiter=_limiter)
     finally:
         stream.in_flight.release()
 
@@ -339,7 +340,7 @@ async def frame_socket(socket: WebSocket) -> None:
     message (its network service and browser process handle each one; bench.browser_fps), and on
     a class's machines that was a third of a frame. Same token, same pace, same one frame in
     flight as over HTTP; the token is never in the URL (an access log keeps only the upgrade).
-    The tab's own socket also renews its stream's lease (Stream._renew_over), until it closes."""
+    The tab's own socket also renews its stream's lease (Stream.present), until it closes."""
     await socket.accept()
     asked: set[str] = set()  # the tokens this socket asked for: the streams it may hold
     try:
@@ -352,9 +353,10 @@ async def frame_socket(socket: WebSocket) -> None:
                 await socket.close(code=1009)  # "message too big": no page sends one
                 return
             token, _, key = text.partition(" ")
-            if token[:64] in _streams:  # as _claim looks it up; before the frame that may make it the holder
-                asked.add(token[:64])
-            status, body = await answer(token, socket, key)
+            if (stream := _streams.get(token[:64])) is not None:  # as _claim looks it up
+                asked.add(token[:64])  # before the frame: let go of whatever this socket holds
+                stream.present(socket, key)
+            status, body = await answer(token, socket)
             reply = JSONResponse({"status": status, **body}).body.decode()  # as the HTTP route encodes it
             try:
                 await socket.send_text(reply)
