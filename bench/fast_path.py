@@ -117,6 +117,15 @@ def plain_numpy(steps: int = 10) -> Callable[[], None]:
     return run
 
 
+def plain_numpy_ms() -> float:
+    """Milliseconds of plain NumPy's 10 default steps on one thread, alone: this machine's speed
+    today, against PLAIN_MS (its figures move from day to day: a virtual machine on a shared host)."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        return 1000 * measure({"plain": plain_numpy()}, rounds=9, number=20)["plain"]
+
+
 def default_steps(rounds: int, number: int) -> tuple[list[tuple[str, ...]], float, float]:
     """Rows of the 10-default-steps table; the NumPy path's milliseconds, and plain NumPy's."""
     runs = {path: Playground(SETTINGS, make_points(SETTINGS)) for path in ("numpy", "torch")}

@@ -286,7 +286,8 @@ def lecture_hall(
     (`server.disconnectedSessionTTL` is set short for that); then `visitors` more coming and
     going, `batch` at a time, and the memory after each batch."""
     options = {"server.disconnectedSessionTTL": str(TTL), **(options or {})}
-    from bench.playground_frame import turn_ms  # torch and the app's engine: only for a lecture
+    from bench.fast_path import plain_numpy_ms  # torch and the app's engine: only for a lecture
+    from bench.playground_frame import turn_ms
 
     turn = turn_ms()  # before the server starts: a frame's turn in the line, on a quiet machine
     plain = plain_numpy_ms()  # ...and the day's speed of the machine
@@ -423,22 +424,9 @@ COLUMNS = (
 )
 
 
-def plain_numpy_ms() -> float:
-    """Milliseconds of plain NumPy's 10 default playground steps on one thread (bench.fast_path's
-    baseline): this machine's speed today. Its figures move from day to day (a virtual machine
-    on a shared host), and the targets were set when these steps took bench.fast_path.PLAIN_MS."""
-    from threadpoolctl import threadpool_limits
-
-    from bench.fast_path import plain_numpy
-    from bench.timing import measure as timed
-
-    with threadpool_limits(limits=1, user_api="blas"):
-        return 1000 * timed({"plain": plain_numpy()}, rounds=9, number=20)["plain"]
-
-
 def against_target(rows: list[dict[str, float]], memory: dict[str, float]) -> str | None:
     """Whether 32 visitors each kept TARGET_FPS, with the day's speed of the machine beside it."""
-    from bench.fast_path import PLAIN_MS  # torch and the app's engine: only for a lecture
+    from bench.fast_path import PLAIN_MS  # a module that imports torch: only when reporting
 
     row = next((r for r in rows if r["sessions"] == TARGET_SESSIONS and r["frames over"] == "socket"), None)
     if row is None:
