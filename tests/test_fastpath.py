@@ -16,6 +16,8 @@ from mlp.data import make_2d, split
 from mlp.model import ACTIVATIONS, MLP
 from mlp.train import OPTIMIZERS, TrainConfig, Trainer, columns, fit, predict_outputs, predict_proba
 from mlp.train.columns import numpy_outputs
+from mlp.train.numpy_path import FUSED_ADAM_FROM
+from mlp.train.optim import Stepper
 from mlp.train.paths import (
     MAX_MULTIPLY_ADDS,
     describe_path,
@@ -100,6 +102,40 @@ def test_dropout_draws_autograds_masks_and_trains_as_autograd_does(activation, b
     assert_same_run(fast, slow)
     # The masks came from each run's own generator, in the same order: both are at the same draw
     assert torch.equal(fast.model.generator.get_state(), slow.model.generator.get_state())
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {},
+        dict(weight_decay=0.01, grad_clip=0.5, scheduler="cosine"),
+        dict(weight_decay=0.01, scheduler="step", step_epochs=2),
+        dict(batch_size=1000),
+    ],
+)
+@pytest.mark.parametrize("optimizer", ["adam", "adamw"])
+def test_a_wider_nets_adam_takes_torchs_fused_kernel_on_the_numpy_path(change, optimizer, monkeypatch):
+    """2-192-192-3 has 38,211 parameters: its weights' group steps with the torch path's own
+    kernel on the NumPy path too, and a group below the bound (the biases, under decay) in NumPy."""
+    kernel_calls = []
+    step_group = Stepper.step_group
+
+    def counted(self, group, lr):
+        kernel_calls.append((self, group.flat.numel()))
+        step_group(self, group, lr)
+
+    monkeypatch.setattr(Stepper, "step_group", counted)
+    # lr 0.002: Adam divides each gradient by its own size, so one that is ~0 in float32 rounding
+    # moves its weight by up to lr either way; among 38 k weights a few do, by ~lr / 1000.
+    cfg = replace(TrainConfig(optimizer=optimizer, lr=0.002, batch_size=64), **change)
+    fast, slow = both_paths(cfg, hidden=(192, 192))
+    assert_same_run(fast, slow)
+    sizes = [g.flat.numel() for g in fast.stepper.groups]
+    fused = [n for stepper, n in kernel_calls if stepper is fast.stepper]
+    assert len(fused) == 60 * sum(n >= FUSED_ADAM_FROM for n in sizes) > 0  # every step, the big group
+    assert all(n >= FUSED_ADAM_FROM for n in fused)
+    assert min(sizes) < FUSED_ADAM_FROM or len(sizes) == 1  # with decay the biases stay in NumPy
+    assert [float(g.steps[0]) for g in fast.stepper.groups] == [60.0] * len(sizes)  # Adam's bias correction
 
 
 def test_a_deeper_net_and_the_sgd_first_momentum_step_match():

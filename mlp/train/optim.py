@@ -84,17 +84,22 @@ class Stepper:
 
     def step(self, lr: float) -> None:
         """One update from the gradients, at learning rate `lr`."""
+        for group in self.groups:
+            self.step_group(group, lr)
+        if self.weights is not None:
+            self._l1_step(lr)
+
+    def step_group(self, group: _Group, lr: float) -> None:
+        """One group's update (no L1 step): one kernel call on its flat buffers."""
         try:
-            self._step(lr)
+            self._step(group, lr)
         except (RuntimeError, ValueError):  # a device or dtype without a fused kernel: fall back, once
             if not self.fused:
                 raise
             self.fused = False
-            for group in self.groups:
-                group.steps = [s.cpu() for s in group.steps]
-            self._step(lr)
-        if self.weights is not None:
-            self._l1_step(lr)
+            for g in self.groups:
+                g.steps = [s.cpu() for s in g.steps]
+            self._step(group, lr)
 
     def _l1_step(self, lr: float) -> None:
         """L1's proximal step on the weights: each one lr·λ₁ nearer 0 (Adam: / (√v̂ + ε), as Adam
@@ -105,24 +110,23 @@ class Stepper:
             threshold = threshold / (v_hat.sqrt() + EPS)
         soft_threshold_(g.flat, threshold)
 
-    def _step(self, lr: float) -> None:
+    def _step(self, g: _Group, lr: float) -> None:
         cfg, fused = self.cfg, self.fused
         kinds = {"fused": fused or None, "foreach": None if fused else True}
-        for g in self.groups:
-            params, grads = [g.flat], [g.grad]
-            if cfg.optimizer in ("adam", "adamw"):
-                rule = adam if cfg.optimizer == "adam" else adamw
-                rule(
-                    params, grads, g.exp_avgs, g.exp_avg_sqs, [], g.steps, **kinds,
-                    amsgrad=False, beta1=BETAS[0], beta2=BETAS[1], lr=lr, weight_decay=g.weight_decay,
-                    eps=EPS, maximize=False,
-                )  # fmt: skip
-            else:
-                momentum = 0.0 if cfg.optimizer == "sgd" else cfg.momentum
-                sgd(
-                    params, grads, g.momentum, **kinds, weight_decay=g.weight_decay, momentum=momentum,
-                    lr=lr, dampening=0.0, nesterov=cfg.optimizer == "nesterov", maximize=False,
-                )  # fmt: skip
+        params, grads = [g.flat], [g.grad]
+        if cfg.optimizer in ("adam", "adamw"):
+            rule = adam if cfg.optimizer == "adam" else adamw
+            rule(
+                params, grads, g.exp_avgs, g.exp_avg_sqs, [], g.steps, **kinds,
+                amsgrad=False, beta1=BETAS[0], beta2=BETAS[1], lr=lr, weight_decay=g.weight_decay,
+                eps=EPS, maximize=False,
+            )  # fmt: skip
+        else:
+            momentum = 0.0 if cfg.optimizer == "sgd" else cfg.momentum
+            sgd(
+                params, grads, g.momentum, **kinds, weight_decay=g.weight_decay, momentum=momentum,
+                lr=lr, dampening=0.0, nesterov=cfg.optimizer == "nesterov", maximize=False,
+            )  # fmt: skip
 
 
 def make_optimizer(model: nn.Module, cfg: TrainConfig, fused: bool | None = None) -> torch.optim.Optimizer:
