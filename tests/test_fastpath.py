@@ -6,18 +6,30 @@ activation, optimizer, schedule, clipping, weight decay, L1, L2, dropout, both l
 and minibatches. Anything the NumPy path can't take falls back to torch, with the reason kept.
 """
 
+import warnings
 from dataclasses import replace
 
 import numpy as np
 import pytest
 import torch
+from torch.optim.adam import adam
+from torch.optim.adamw import adamw
 
 from mlp.data import make_2d, split
 from mlp.model import ACTIVATIONS, MLP
-from mlp.train import OPTIMIZERS, TrainConfig, Trainer, columns, fit, predict_outputs, predict_proba
+from mlp.train import (
+    OPTIMIZERS,
+    TrainConfig,
+    Trainer,
+    columns,
+    fit,
+    kernel,
+    numpy_path,
+    predict_outputs,
+    predict_proba,
+)
 from mlp.train.columns import numpy_outputs
 from mlp.train.numpy_path import FUSED_ADAM_FROM
-from mlp.train.optim import Stepper
 from mlp.train.paths import (
     MAX_MULTIPLY_ADDS,
     describe_path,
@@ -115,27 +127,75 @@ def test_dropout_draws_autograds_masks_and_trains_as_autograd_does(activation, b
 )
 @pytest.mark.parametrize("optimizer", ["adam", "adamw"])
 def test_a_wider_nets_adam_takes_torchs_fused_kernel_on_the_numpy_path(change, optimizer, monkeypatch):
-    """2-192-192-3 has 38,211 parameters: its weights' group steps with the torch path's own
-    kernel on the NumPy path too, and a group below the bound (the biases, under decay) in NumPy."""
+    """2-96-96-3 has 9,891 parameters: its weights' group steps with the torch path's own kernel
+    on the NumPy path too, and a group below the bound (the biases, under decay) in NumPy."""
     kernel_calls = []
-    step_group = Stepper.step_group
 
-    def counted(self, group, lr):
-        kernel_calls.append((self, group.flat.numel()))
-        step_group(self, group, lr)
+    def counted(params, *args):
+        kernel_calls.append(params[0].numel())
+        kernel.adam_update(params, *args)
 
-    monkeypatch.setattr(Stepper, "step_group", counted)
+    monkeypatch.setattr(numpy_path, "adam_update", counted)
     # lr 0.002: Adam divides each gradient by its own size, so one that is ~0 in float32 rounding
-    # moves its weight by up to lr either way; among 38 k weights a few do, by ~lr / 1000.
+    # moves its weight by up to lr either way; among 10 k weights a few do, by ~lr / 1000.
     cfg = replace(TrainConfig(optimizer=optimizer, lr=0.002, batch_size=64), **change)
-    fast, slow = both_paths(cfg, hidden=(192, 192))
+    fast, slow = both_paths(cfg, hidden=(96, 96))
     assert_same_run(fast, slow)
     sizes = [g.flat.numel() for g in fast.stepper.groups]
-    fused = [n for stepper, n in kernel_calls if stepper is fast.stepper]
-    assert len(fused) == 60 * sum(n >= FUSED_ADAM_FROM for n in sizes) > 0  # every step, the big group
-    assert all(n >= FUSED_ADAM_FROM for n in fused)
+    assert len(kernel_calls) == 60 * sum(n >= FUSED_ADAM_FROM for n in sizes) > 0  # every step, the big group
+    assert all(n >= FUSED_ADAM_FROM for n in kernel_calls)
     assert min(sizes) < FUSED_ADAM_FROM or len(sizes) == 1  # with decay the biases stay in NumPy
     assert [float(g.steps[0]) for g in fast.stepper.groups] == [60.0] * len(sizes)  # Adam's bias correction
+
+
+def flat_adam_state(seed):
+    """(params, grads, exp_avgs, exp_avg_sqs, steps) of one flat group, as a Stepper's."""
+    g = torch.Generator().manual_seed(seed)
+    p, grad = torch.randn(5000, generator=g), torch.randn(5000, generator=g)
+    return [p], [grad], [torch.zeros(5000)], [torch.zeros(5000)], [torch.zeros(())]
+
+
+@pytest.mark.parametrize("decoupled", [False, True])
+def test_the_direct_kernel_call_is_torchs_public_fused_adam(decoupled, monkeypatch):
+    monkeypatch.setattr(kernel, "_direct", True)
+    ours, theirs = flat_adam_state(0), flat_adam_state(0)
+    public = adamw if decoupled else adam
+    for t in range(5):
+        ours[1][0].copy_(torch.randn(5000, generator=torch.Generator().manual_seed(t)))
+        theirs[1][0].copy_(ours[1][0])
+        kernel.adam_update(*ours, lr=0.01, weight_decay=0.1, decoupled=decoupled)
+        public(*theirs[:4], [], theirs[4], fused=True, amsgrad=False, beta1=0.9, beta2=0.999, lr=0.01,
+               weight_decay=0.1, eps=1e-8, maximize=False)  # fmt: skip
+    assert kernel._direct
+    for a, b in zip(ours, theirs, strict=True):
+        assert torch.equal(a[0], b[0])  # the very same kernel: the same bits
+    assert float(ours[4][0]) == 5.0
+
+
+@pytest.mark.parametrize("broken", ["missing", "signature"])
+def test_a_torch_without_the_direct_kernel_falls_back_once_to_the_public_function(broken, monkeypatch):
+    """A torch whose op is renamed, or takes new arguments: the op's name is patched, not torch's
+    op itself (the public function calls that)."""
+
+    def changed_op(*args, **kwargs):
+        raise TypeError("_fused_adam_() got an unexpected keyword argument 'amsgrad'")
+
+    monkeypatch.setattr(kernel, "_direct", True)
+    monkeypatch.setitem(kernel.OPS, False, "_fused_adam_renamed" if broken == "missing" else "_changed_op")
+    monkeypatch.setattr(torch, "_changed_op", changed_op, raising=False)
+    ours, theirs = flat_adam_state(1), flat_adam_state(1)
+    with pytest.warns(RuntimeWarning, match="public function"):
+        kernel.adam_update(*ours, lr=0.01, weight_decay=0.0, decoupled=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # said once, not every step
+        kernel.adam_update(*ours, lr=0.01, weight_decay=0.0, decoupled=False)
+    for _ in range(2):
+        adam(*theirs[:4], [], theirs[4], fused=True, amsgrad=False, beta1=0.9, beta2=0.999, lr=0.01,
+             weight_decay=0.0, eps=1e-8, maximize=False)  # fmt: skip
+    assert not kernel._direct
+    for a, b in zip(ours, theirs, strict=True):
+        assert torch.equal(a[0], b[0])
+    assert float(ours[4][0]) == 2.0  # the failed direct call's step count was put back
 
 
 def test_a_deeper_net_and_the_sgd_first_momentum_step_match():

@@ -14,6 +14,7 @@ inference  the batch loss (cross-entropy or MSE), probabilities, outputs and eva
 paths      how a step runs: torch, or NumPy for a small network on the CPU (the rule's one home)
 columns    an MLP's math in NumPy, one example a column: the NumPy path's and the plane's
 numpy_path the NumPy path: a whole step as torch computes it, on views of the same buffers
+kernel     Adam's fused CPU kernel called directly (the NumPy path's large groups), and its fallback
 trainer    the Trainer (the stepping loop) and fit
 """
 

@@ -4,7 +4,7 @@ Forward (dropout's masks drawn by torch from the run's own generator, so they ar
 masks), the loss (cross-entropy through log-softmax, or the MSE), backprop by hand (the notes'
 and mlp.manual's math), L2's gradient, global-norm clipping as `clip_grad_norm_`, then SGD
 (momentum, Nesterov), Adam or AdamW as torch.optim's kernels (a large group's Adam update is
-that kernel itself: FUSED_ADAM_FROM), and L1's proximal step. The math runs one example a
+that kernel itself: mlp.train.kernel), and L1's proximal step. The math runs one example a
 column (mlp.train.columns says why) and in place on NumPy views of the stepper's flat buffers
 (a CPU tensor's `.numpy()` shares its memory), so the model, the guard, evaluation and export
 see every step, and the torch path can take over at any step with the optimizer's state as it
@@ -33,14 +33,16 @@ from mlp.train.columns import (
     widths_of,
 )
 from mlp.train.inference import evaluate
+from mlp.train.kernel import adam_update
 from mlp.train.optim import BETAS, EPS
 
 MAX_KEPT_INPUTS = 1 << 20  # validation inputs up to this many numbers are kept as float32 (4 MiB)
 # From this many parameters in a group, Adam's update is torch's fused kernel on the same buffers
-# (the torch path's): its call costs ~35 µs within a run, against NumPy's ~11, then each parameter
-# ~0.6 ns instead of ~1.4 (NumPy's 13 passes). Timed within fit, one thread: UCI digits' 64-128-10
-# (9,610 parameters) 41 µs vs 24; MNIST's 784-128-10 (101,770) 92-100 µs vs 150.
-FUSED_ADAM_FROM = 32_768
+# (the torch path's, called directly: mlp.train.kernel): one pass instead of NumPy's thirteen, for
+# a call that costs a few µs more. Timed within fit, one thread, kernel vs NumPy: the playground's
+# 2-32-32-3 (1,315 parameters) even (10 steps 1.68-1.69 ms vs 1.63-1.69); UCI digits' 64-128-10
+# (9,610) 15 µs vs 25; MNIST's 784-128-10 (101,770) 65-72 µs vs 150.
+FUSED_ADAM_FROM = 4_096
 
 
 class NumpyPath:
@@ -59,7 +61,7 @@ class NumpyPath:
         layers = trainer.model.layers
         self.dW = [layer.weight.grad.numpy() for layer in layers]  # views into the stepper's .grad buffer
         self.db = [layer.bias.grad.numpy() for layer in layers]
-        self.stepper, self.groups = trainer.stepper, trainer.stepper.groups
+        self.groups = trainer.stepper.groups
         self.flat = [(g.flat.numpy(), g.grad.numpy()) for g in self.groups]
         self.l1_group = 0 if cfg.l1 > 0 else None  # the stepper puts the weights first when L1 is on
         self.scratch = Scratch()
@@ -161,7 +163,17 @@ class NumpyPath:
         cfg, decay = self.cfg, group.weight_decay
         if cfg.optimizer in ("adam", "adamw"):
             if p.size >= FUSED_ADAM_FROM:  # torch's fused kernel: one pass, not NumPy's thirteen
-                self.stepper.step_group(group, lr)
+                adamw = cfg.optimizer == "adamw"
+                adam_update(
+                    [group.flat],
+                    [group.grad],
+                    group.exp_avgs,
+                    group.exp_avg_sqs,
+                    group.steps,
+                    lr,
+                    decay,
+                    adamw,
+                )
                 return
             if decay and cfg.optimizer == "adamw":
                 p *= F32(1 - lr * decay)
