@@ -6,7 +6,7 @@ activation, optimizer, schedule, clipping, weight decay, L1, L2, dropout, both l
 and minibatches. Anything the NumPy path can't take falls back to torch, with the reason kept.
 """
 
-import warnings
+import logging
 from dataclasses import replace
 
 import numpy as np
@@ -123,6 +123,10 @@ def test_dropout_draws_autograds_masks_and_trains_as_autograd_does(activation, b
         dict(weight_decay=0.01, grad_clip=0.5, scheduler="cosine"),
         dict(weight_decay=0.01, scheduler="step", step_epochs=2),
         dict(batch_size=1000),
+        dict(l1=0.001, weight_decay=0.01),  # L1's proximal step reads the kernel's count and moments
+        dict(l1=0.001, l2=0.002, weight_decay=0.01, grad_clip=0.5, scheduler="cosine", warmup_epochs=1),
+        dict(dropout=0.3),
+        dict(loss="mse", l2=0.001),
     ],
 )
 @pytest.mark.parametrize("optimizer", ["adam", "adamw"])
@@ -138,8 +142,10 @@ def test_a_wider_nets_adam_takes_torchs_fused_kernel_on_the_numpy_path(change, o
     monkeypatch.setattr(numpy_path, "adam_update", counted)
     # lr 0.002: Adam divides each gradient by its own size, so one that is ~0 in float32 rounding
     # moves its weight by up to lr either way; among 10 k weights a few do, by ~lr / 1000.
+    change = dict(change)
+    dropout, regress = change.pop("dropout", 0.0), change.get("loss") == "mse"
     cfg = replace(TrainConfig(optimizer=optimizer, lr=0.002, batch_size=64), **change)
-    fast, slow = both_paths(cfg, hidden=(96, 96))
+    fast, slow = both_paths(cfg, hidden=(96, 96), dropout=dropout, regress=regress)
     assert_same_run(fast, slow)
     sizes = [g.flat.numel() for g in fast.stepper.groups]
     assert len(kernel_calls) == 60 * sum(n >= FUSED_ADAM_FROM for n in sizes) > 0  # every step, the big group
@@ -173,7 +179,9 @@ def test_the_direct_kernel_call_is_torchs_public_fused_adam(decoupled, monkeypat
 
 
 @pytest.mark.parametrize("broken", ["missing", "signature"])
-def test_a_torch_without_the_direct_kernel_falls_back_once_to_the_public_function(broken, monkeypatch):
+def test_a_torch_without_the_direct_kernel_falls_back_once_to_the_public_function(
+    broken, monkeypatch, caplog
+):
     """A torch whose op is renamed, or takes new arguments: the op's name is patched, not torch's
     op itself (the public function calls that)."""
 
@@ -184,11 +192,10 @@ def test_a_torch_without_the_direct_kernel_falls_back_once_to_the_public_functio
     monkeypatch.setitem(kernel.OPS, False, "_fused_adam_renamed" if broken == "missing" else "_changed_op")
     monkeypatch.setattr(torch, "_changed_op", changed_op, raising=False)
     ours, theirs = flat_adam_state(1), flat_adam_state(1)
-    with pytest.warns(RuntimeWarning, match="public function"):
+    with caplog.at_level(logging.WARNING, logger="mlp.train.kernel"):
         kernel.adam_update(*ours, lr=0.01, weight_decay=0.0, decoupled=False)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # said once, not every step
         kernel.adam_update(*ours, lr=0.01, weight_decay=0.0, decoupled=False)
+    assert [r.getMessage().count("public function") for r in caplog.records] == [1]  # said once
     for _ in range(2):
         adam(*theirs[:4], [], theirs[4], fused=True, amsgrad=False, beta1=0.9, beta2=0.999, lr=0.01,
              weight_decay=0.0, eps=1e-8, maximize=False)  # fmt: skip
@@ -196,6 +203,16 @@ def test_a_torch_without_the_direct_kernel_falls_back_once_to_the_public_functio
     for a, b in zip(ours, theirs, strict=True):
         assert torch.equal(a[0], b[0])
     assert float(ours[4][0]) == 2.0  # the failed direct call's step count was put back
+
+
+def test_the_kernels_own_error_is_raised_with_the_step_count_put_back(monkeypatch):
+    monkeypatch.setattr(kernel, "_direct", True)
+    params, grads, m, v, steps = flat_adam_state(2)
+    with pytest.raises(RuntimeError, match="Float"):  # a float64 gradient: the kernel refuses it
+        kernel.adam_update(
+            params, [grads[0].double()], m, v, steps, lr=0.01, weight_decay=0.0, decoupled=False
+        )
+    assert float(steps[0]) == 0.0 and kernel._direct  # nothing stepped, and the op is still used
 
 
 def test_a_deeper_net_and_the_sgd_first_momentum_step_match():

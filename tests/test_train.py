@@ -229,6 +229,28 @@ def test_the_stepper_updates_exactly_as_torch_optim_does(optimizer, weight_decay
         assert torch.allclose(p, q, rtol=1e-6, atol=1e-7)
 
 
+def test_a_device_without_a_fused_kernel_steps_with_foreach_and_counts_each_step_once(monkeypatch):
+    """The first fused step raises (as on a device or dtype without the kernel), after fused Adam
+    has added 1 to the step count: the retry with foreach starts from the count as it was."""
+
+    def no_kernel(*args, **kwargs):
+        raise RuntimeError("no fused Adam kernel for this device")
+
+    cfg = TrainConfig(optimizer="adam", lr=0.03, weight_decay=0.05)  # two groups
+    ours, theirs = MLP(3, [5, 4], 2, seed=1), MLP(3, [5, 4], 2, seed=1)
+    stepper, reference = Stepper(ours, cfg), make_optimizer(theirs, cfg, fused=False)
+    monkeypatch.setattr(torch, "_fused_adam_", no_kernel)
+    for _ in range(3):
+        for p, q in zip(ours.parameters(), theirs.parameters(), strict=True):
+            q.grad = torch.randn(p.shape)
+            p.grad.copy_(q.grad)
+        stepper.step(0.03)
+        reference.step()
+    assert not stepper.fused and [float(g.steps[0]) for g in stepper.groups] == [3.0, 3.0]
+    for p, q in zip(ours.parameters(), theirs.parameters(), strict=True):
+        assert torch.allclose(p, q, rtol=1e-6, atol=1e-7)
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [

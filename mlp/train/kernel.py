@@ -3,20 +3,21 @@
 Why: `torch.optim.adam.adam(fused=True)` (what mlp.train.optim's Stepper calls) runs this very
 kernel, but around it groups the tensors by device, adds 1 to the step count with a dispatched
 `_foreach_add_` and checks for torch.compile. Timed within `fit` on MNIST's 784-128-10 (101,770
-parameters, batch 128, one thread), that costs ~45 µs of its ~115 µs a step; called directly,
-with the step count added through a NumPy view, the update costs ~72 µs.
+parameters, batch 128, one thread), an update through adam() took 92–115 µs, ~45 µs of it
+adam()'s own; called directly, with the step count added through a NumPy view, 60–72 µs.
 
 What would break: `torch._fused_adam_` and `torch._fused_adamw_` are torch's private ops, called
 here as torch 2.13's adam() calls them. If a release renames them or changes their arguments,
-the first call raises (a TypeError, before the kernel runs), the step count is put back, and
-from then on every update goes through the public `adam` / `adamw`, with a warning in the
-server's log: the same numbers, a little slower. tests/test_fastpath.py pins the direct call
-against the public one, bit for bit, and the fallback.
+the first call raises an AttributeError or a TypeError before the kernel runs, the step count
+is put back, and from then on every update goes through the public `adam` / `adamw`, with one
+warning in the server's log: the same numbers, a little slower. Any other error is the
+kernel's own (a wrong dtype), and is raised with the count put back. tests/test_fastpath.py
+pins the direct call against the public one, bit for bit, and the fallback.
 """
 
 from __future__ import annotations
 
-import warnings
+import logging
 
 import torch
 from torch.optim.adam import adam
@@ -26,6 +27,12 @@ from mlp.train.optim import BETAS, EPS
 
 OPS = {False: "_fused_adam_", True: "_fused_adamw_"}  # decoupled weight decay -> torch's op
 _direct = True  # False once a direct call has failed: the public functions from then on
+_log = logging.getLogger(__name__)
+
+
+def _add(steps: list[torch.Tensor], n: int) -> None:
+    for step in steps:
+        step.numpy()[()] += n  # a float32 0-d CPU tensor, through a view: no dispatch
 
 
 def adam_update(
@@ -41,30 +48,30 @@ def adam_update(
     """One Adam (or, `decoupled`, AdamW) step of CPU float32 tensors in place, as
     `adam(..., fused=True)`: `steps` are float32 0-d CPU tensors, one per parameter tensor."""
     global _direct
+    changed = None
     if _direct:
-        for step in steps:
-            step.numpy()[()] += 1  # what adam() does with a dispatched _foreach_add_
-        kernel = getattr(torch, OPS[decoupled], None)
+        _add(steps, 1)  # what adam() does with a dispatched _foreach_add_, before the kernel
         try:
-            if kernel is None:
-                raise AttributeError("torch has no fused Adam op of that name")
-            kernel(
+            getattr(torch, OPS[decoupled])(
                 params, grads, exp_avgs, exp_avg_sqs, [], steps, lr=lr, beta1=BETAS[0], beta2=BETAS[1],
                 weight_decay=weight_decay, eps=EPS, amsgrad=False, maximize=False,
             )  # fmt: skip
             return
-        except (AttributeError, TypeError, RuntimeError) as error:
-            for step in steps:
-                step.numpy()[()] -= 1
-            _direct = False
-            warnings.warn(
-                f"Adam's fused kernel can't be called directly with this torch ({error!r}); "
-                "updates take torch.optim's public function instead.",
-                RuntimeWarning,
-                stacklevel=2,
-            )
+        except (AttributeError, TypeError) as error:  # the op renamed or re-signed: the public path
+            changed = error
+        except BaseException:  # the kernel's own error (a wrong dtype): the public one would raise it too
+            _add(steps, -1)
+            raise
+        _add(steps, -1)  # the public function adds its own
+        _direct = False
     rule = adamw if decoupled else adam
     rule(
         params, grads, exp_avgs, exp_avg_sqs, [], steps, fused=True, amsgrad=False, beta1=BETAS[0],
         beta2=BETAS[1], lr=lr, weight_decay=weight_decay, eps=EPS, maximize=False,
     )  # fmt: skip
+    if changed is not None:  # said once, in the server's log, after the update it didn't stop
+        _log.warning(
+            "Adam's fused kernel can't be called directly with this torch (%r): updates take "
+            "torch.optim's public function from now on.",
+            changed,
+        )

@@ -40,8 +40,8 @@ MAX_KEPT_INPUTS = 1 << 20  # validation inputs up to this many numbers are kept 
 # From this many parameters in a group, Adam's update is torch's fused kernel on the same buffers
 # (the torch path's, called directly: mlp.train.kernel): one pass instead of NumPy's thirteen, for
 # a call that costs a few µs more. Timed within fit, one thread, kernel vs NumPy: the playground's
-# 2-32-32-3 (1,315 parameters) even (10 steps 1.68-1.69 ms vs 1.63-1.69); UCI digits' 64-128-10
-# (9,610) 15 µs vs 25; MNIST's 784-128-10 (101,770) 65-72 µs vs 150.
+# 2-32-32-3 (1,251 parameters) even (10 steps 1.68-1.69 ms vs 1.63-1.69); UCI digits' 64-128-10
+# (9,610) 15 µs vs 25; MNIST's 784-128-10 (101,770) 60-72 µs vs 150.
 FUSED_ADAM_FROM = 4_096
 
 

@@ -59,6 +59,7 @@ class _Group:
         self.exp_avgs = [torch.zeros_like(self.flat)]
         self.exp_avg_sqs = [torch.zeros_like(self.flat)]
         self.momentum: list[torch.Tensor | None] = [None]  # made on the first step
+        self.fused_ran = False  # a fused kernel has stepped this group: the device and dtype have one
 
 
 class Stepper:
@@ -85,21 +86,27 @@ class Stepper:
     def step(self, lr: float) -> None:
         """One update from the gradients, at learning rate `lr`."""
         for group in self.groups:
-            self.step_group(group, lr)
+            self._step_group(group, lr)
         if self.weights is not None:
             self._l1_step(lr)
 
-    def step_group(self, group: _Group, lr: float) -> None:
-        """One group's update (no L1 step): one kernel call on its flat buffers."""
+    def _step_group(self, group: _Group, lr: float) -> None:
+        """One group's update (no L1 step): one kernel call on its flat buffers. A device or dtype
+        without a fused kernel says so on the first step: that step and the rest take foreach."""
+        if not self.fused or group.fused_ran:
+            self._step(group, lr)
+            return
+        counts = [s.clone() for s in group.steps]  # fused Adam adds 1 to them before its kernel runs
         try:
             self._step(group, lr)
-        except (RuntimeError, ValueError):  # a device or dtype without a fused kernel: fall back, once
-            if not self.fused:
-                raise
+        except (RuntimeError, ValueError):
             self.fused = False
             for g in self.groups:
                 g.steps = [s.cpu() for s in g.steps]
+            group.steps = [c.cpu() for c in counts]  # as they were: the retry adds its own 1
             self._step(group, lr)
+            return
+        group.fused_ran = True
 
     def _l1_step(self, lr: float) -> None:
         """L1's proximal step on the weights: each one lr·λ₁ nearer 0 (Adam: / (√v̂ + ε), as Adam
