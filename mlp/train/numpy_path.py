@@ -163,17 +163,8 @@ class NumpyPath:
         cfg, decay = self.cfg, group.weight_decay
         if cfg.optimizer in ("adam", "adamw"):
             if p.size >= FUSED_ADAM_FROM:  # torch's fused kernel: one pass, not NumPy's thirteen
-                adamw = cfg.optimizer == "adamw"
-                adam_update(
-                    [group.flat],
-                    [group.grad],
-                    group.exp_avgs,
-                    group.exp_avg_sqs,
-                    group.steps,
-                    lr,
-                    decay,
-                    adamw,
-                )
+                state = (group.exp_avgs, group.exp_avg_sqs, group.steps)
+                adam_update([group.flat], [group.grad], *state, lr, decay, cfg.optimizer == "adamw")
                 return
             if decay and cfg.optimizer == "adamw":
                 p *= F32(1 - lr * decay)

@@ -23,8 +23,8 @@ from mlp.train.numpy_path import NumpyPath
 Trainer = Any  # mlp.train.trainer.Trainer, which imports this module: what a path reads of it
 
 # Up to this many multiply-adds per step (batch × Σ n_in·n_out) a run takes the NumPy path: torch's
-# per-operation dispatch (and its batch gathering and uint8 conversion) is most of a small step. Measured with
-# bench.fast_path on the shared 2-core CPU, one thread each (torch ms / NumPy ms per step):
+# per-operation dispatch (and its batch gathering and uint8 conversion) is most of a small step.
+# Measured with bench.fast_path on the shared 2-core CPU, one thread each (torch ms / NumPy ms a step):
 # 2-32-32-3 × 480 (0.57 M) 3.1x, 2-64-64-3 × 480 (2.1 M) 2.1x, 2-128-128-3 × 480 (8.2 M) 1.6x,
 # MNIST's 784-128-10 × 64 (6.5 M) 1.35x and × 128 (13 M) 1.2x. Past the bound NumPy still wins on
 # one thread (784-256-10 × 128, 26 M, 1.15x; 784-512-10 × 128, 52 M, 1.16x), by the margin of
