@@ -20,10 +20,8 @@ from __future__ import annotations
 import logging
 
 import torch
-from torch.optim.adam import adam
-from torch.optim.adamw import adamw
 
-from mlp.train.optim import BETAS, EPS
+from mlp.train.optim import BETAS, EPS, adam_rule
 
 OPS = {False: "_fused_adam_", True: "_fused_adamw_"}  # decoupled weight decay -> torch's op
 _direct = True  # False once a direct call has failed: the public functions from then on
@@ -64,11 +62,7 @@ def adam_update(
             raise
         _add(steps, -1)  # the public function adds its own
         _direct = False
-    rule = adamw if decoupled else adam
-    rule(
-        params, grads, exp_avgs, exp_avg_sqs, [], steps, fused=True, amsgrad=False, beta1=BETAS[0],
-        beta2=BETAS[1], lr=lr, weight_decay=weight_decay, eps=EPS, maximize=False,
-    )  # fmt: skip
+    adam_rule(params, grads, exp_avgs, exp_avg_sqs, steps, lr, weight_decay, decoupled, fused=True)
     if changed is not None:  # said once, in the server's log, after the update it didn't stop
         _log.warning(
             "Adam's fused kernel can't be called directly with this torch (%r): updates take "

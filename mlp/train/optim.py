@@ -59,7 +59,6 @@ class _Group:
         self.exp_avgs = [torch.zeros_like(self.flat)]
         self.exp_avg_sqs = [torch.zeros_like(self.flat)]
         self.momentum: list[torch.Tensor | None] = [None]  # made on the first step
-        self.fused_ran = False  # a fused kernel has stepped this group: the device and dtype have one
 
 
 class Stepper:
@@ -73,6 +72,7 @@ class Stepper:
         groups = param_groups(model, cfg.weight_decay, split=cfg.l1 > 0)
         self.groups = [_Group(params, decay, self.fused) for params, decay in groups]
         self.weights = self.groups[0] if cfg.l1 > 0 else None  # the group L1's step shrinks
+        self.fused_checked = False  # a fused step has run: the device and dtype have the kernel
 
     def layout(self) -> list[tuple[torch.Tensor, list[nn.Parameter]]]:
         """(flat buffer, the parameters viewing it) of each group: what a copy of the weights copies."""
@@ -93,7 +93,7 @@ class Stepper:
     def _step_group(self, group: _Group, lr: float) -> None:
         """One group's update (no L1 step): one kernel call on its flat buffers. A device or dtype
         without a fused kernel says so on the first step: that step and the rest take foreach."""
-        if not self.fused or group.fused_ran:
+        if not self.fused or self.fused_checked:
             self._step(group, lr)
             return
         counts = [s.clone() for s in group.steps]  # fused Adam adds 1 to them before its kernel runs
@@ -106,7 +106,7 @@ class Stepper:
             group.steps = [c.cpu() for c in counts]  # as they were: the retry adds its own 1
             self._step(group, lr)
             return
-        group.fused_ran = True
+        self.fused_checked = True
 
     def _l1_step(self, lr: float) -> None:
         """L1's proximal step on the weights: each one lr·λ₁ nearer 0 (Adam: / (√v̂ + ε), as Adam
@@ -122,18 +122,34 @@ class Stepper:
         kinds = {"fused": fused or None, "foreach": None if fused else True}
         params, grads = [g.flat], [g.grad]
         if cfg.optimizer in ("adam", "adamw"):
-            rule = adam if cfg.optimizer == "adam" else adamw
-            rule(
-                params, grads, g.exp_avgs, g.exp_avg_sqs, [], g.steps, **kinds,
-                amsgrad=False, beta1=BETAS[0], beta2=BETAS[1], lr=lr, weight_decay=g.weight_decay,
-                eps=EPS, maximize=False,
-            )  # fmt: skip
+            state = (g.exp_avgs, g.exp_avg_sqs, g.steps)
+            adam_rule(params, grads, *state, lr, g.weight_decay, cfg.optimizer == "adamw", **kinds)
         else:
             momentum = 0.0 if cfg.optimizer == "sgd" else cfg.momentum
             sgd(
                 params, grads, g.momentum, **kinds, weight_decay=g.weight_decay, momentum=momentum,
                 lr=lr, dampening=0.0, nesterov=cfg.optimizer == "nesterov", maximize=False,
             )  # fmt: skip
+
+
+def adam_rule(
+    params: list[torch.Tensor],
+    grads: list[torch.Tensor],
+    exp_avgs: list[torch.Tensor],
+    exp_avg_sqs: list[torch.Tensor],
+    steps: list[torch.Tensor],
+    lr: float,
+    weight_decay: float,
+    decoupled: bool,
+    **kinds: bool | None,
+) -> None:
+    """torch.optim's functional Adam (AdamW, `decoupled`) with this project's betas and eps, in
+    place; `kinds`: fused= and foreach=, as torch.optim.adam.adam takes them."""
+    rule = adamw if decoupled else adam
+    rule(
+        params, grads, exp_avgs, exp_avg_sqs, [], steps, **kinds, amsgrad=False, beta1=BETAS[0],
+        beta2=BETAS[1], lr=lr, weight_decay=weight_decay, eps=EPS, maximize=False,
+    )  # fmt: skip
 
 
 def make_optimizer(model: nn.Module, cfg: TrainConfig, fused: bool | None = None) -> torch.optim.Optimizer:
