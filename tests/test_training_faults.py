@@ -35,7 +35,8 @@ def start(tab) -> None:
 
 
 def test_a_tab_closed_mid_training_frees_its_slot_and_the_others_are_served(browser, one_slot_app):
-    leaver = open_tab(browser, f"{one_slot_app}/mnist?epochs=100&bs=16", "MNIST", TIMEOUT_MS)  # minutes
+    # Minutes of training, however fast fit gets (784-128-10 at batch 16 could end before the next tab queued)
+    leaver = open_tab(browser, f"{one_slot_app}/mnist?hidden=512-512&epochs=100&bs=16", "MNIST", TIMEOUT_MS)
     start(leaver)
     leaver.get_by_test_id("stProgress").get_by_text(re.compile("running")).wait_for()
 
