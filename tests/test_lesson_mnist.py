@@ -213,8 +213,9 @@ def test_a_job_no_page_looks_at_is_cancelled_after_its_keepalive_and_a_watched_o
     # A closed tab's session may never be dropped on a quiet server: the run must notice anyway.
     executor = Executor(slots=2)
     watched, left = MnistSession(), MnistSession()
-    watched.start(sample, settings(epochs=100), executor, keepalive=0.5)
-    left.start(sample, settings(epochs=100), executor, keepalive=0.5)
+    long_run = settings(epochs=100, hidden=(512, 512), batch_size=16)  # minutes, however fast a step gets
+    watched.start(sample, long_run, executor, keepalive=0.5)
+    left.start(sample, long_run, executor, keepalive=0.5)
     deadline = time.monotonic() + 3
     while time.monotonic() < deadline:  # the visitor's page polls its run; the other tab is gone
         assert watched.view() is not None and watched.sidebar_status() is not None

@@ -180,7 +180,7 @@ def test_train_in_chromium_then_draw_a_digit(page, app_url):
 
 @pytest.mark.browser
 def test_a_run_trains_on_while_its_visitor_looks_at_another_page_then_stops(page, app_url):
-    page.goto(f"{app_url}/mnist?epochs=100&bs=16")  # a long run: a minute or more here
+    page.goto(f"{app_url}/mnist?hidden=512-512&epochs=100&bs=16")  # a long run: minutes here
     wait_for_app(page, heading="MNIST")
     page.get_by_role("button", name="Start").click()
     page.get_by_test_id("stProgress").get_by_text(re.compile("running")).wait_for()

@@ -125,7 +125,7 @@ def test_a_link_can_show_students_only_the_controls_a_lesson_needs(page, app_url
 @pytest.mark.browser
 def test_mnist_shows_its_live_curves_in_the_first_screen_while_training(screen, app_url):
     tab, scheme = screen
-    tab.goto(f"{app_url}/mnist?present=1&epochs=100&bs=16&device=cpu")
+    tab.goto(f"{app_url}/mnist?present=1&hidden=512-512&epochs=100&bs=16&device=cpu")
     wait_for_app(tab, heading="MNIST")
     assert tab.get_by_text("Example digits").count() == 0  # secondary panels give way
     tab.get_by_role("button", name="Start").click()
