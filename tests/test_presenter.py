@@ -132,6 +132,8 @@ def test_mnist_shows_its_live_curves_in_the_first_screen_while_training(screen, 
     tab.get_by_test_id("stProgress").get_by_text("running").wait_for()
     # A run that queued behind another test's shows why until its numbers next redraw (≤ 2 s).
     tab.get_by_text("Waiting for a free training slot").wait_for(state="detached")
+    # Live curves: the first epoch's validation marker drawn, the train curve up to it.
+    tab.locator(".st-key-mn_curves .scatterlayer .point").first.wait_for()
     first_screen(tab, '[data-testid="stProgress"]')
     first_screen(tab, ".st-key-mn_curves .js-plotly-plot")  # keyed: a guided tour points at it
     assert smallest_chart_text(tab) >= MIN_CHART_TEXT_PX
