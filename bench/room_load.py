@@ -47,7 +47,7 @@ from bench.load import (
 from bench.timing import table
 from mlp.curriculum.challenges import CHALLENGES, Challenge
 from mlp.rooms import Membership, Result, Rooms, Store
-from mlp.rooms.rooms import POSTED
+from mlp.rooms.posts import POSTED
 from tests.harness import button, open_tab, serve_app, wait_for_app
 
 STUDENTS_CHALLENGE = "moons-20"  # the Chromium students' (met within a few epochs: they post at once)

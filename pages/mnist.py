@@ -1,6 +1,5 @@
 """MNIST: train an MLP on real digits (GPU when there is one), watch it learn, look inside, try it."""
 
-import logging
 import time
 
 import streamlit as st
@@ -8,15 +7,15 @@ import streamlit as st
 import pages.ui as ui
 from mlp.curriculum.challenges import Score
 from mlp.data import MnistData
-from mlp.data.mnist import for_server
 from mlp.device import device_choices, pick_device
 from mlp.figures.curves import live_curves_figure, lr_figure
 from mlp.lessons.mnist import CUDA_ONLY, DEVICE, SPECS, from_query, from_widgets, to_query
 from mlp.links.settings import NETWORK, TRAINING
-from mlp.runs.mnist import VAL_FRACTION, MnistSession
+from mlp.runs.mnist import MnistSession
 from mlp.train import describe_schedule, uses_momentum
 from mlp.train.jobs import shared_executor
 from pages.ui import mnist as views
+from pages.ui.mnist import dataset
 
 ui.require_shell()
 
@@ -36,18 +35,10 @@ COLUMNS = ("epoch", "train_loss", "train_acc", "val_loss", "val_acc")
 EMPTY_CURVES = {part: dict.fromkeys(COLUMNS, ()) for part in ("train", "val")}  # axes, before a run
 
 
-@st.cache_resource(show_spinner="Loading the digits…")
-def dataset() -> MnistData:
-    """Loaded once per server process and shared, read-only: uint8 pixels, a few MB to 55 MB."""
-    data = for_server()
-    logging.getLogger(__name__).info(data.note)  # the whole story, paths included, for the log only
-    data.holdout(VAL_FRACTION)  # split now, not on the first visitor's Start
-    return data
-
-
-def digits(challenge: bool) -> MnistData:
-    """The page's digits: with a challenge chosen, without the test digits it keeps hidden."""
-    return dataset().challenge_part() if challenge else dataset()
+def digits(challenge: bool, seed: int | None = None) -> MnistData:
+    """The page's digits: with a challenge chosen, without the test digits it keeps hidden (in a
+    class room, the ones its secret chose: `seed`)."""
+    return dataset().challenge_part(seed) if challenge else dataset()
 
 
 def load(query) -> None:
@@ -66,8 +57,9 @@ lesson_link = ui.lesson_panel("mn_", "mnist", load)
 challenge, challenge_link = ui.challenge_picker("mn_", "mnist", load)
 # A challenge keeps part of the test digits hidden (for a class board's final ranking): its runs
 # train, show and are checked on the rest. Start (a callback) reads what this run chose.
-st.session_state.mn_challenge_data = challenge is not None
-data = digits(challenge is not None)
+seed = ui.room_seed(challenge) if challenge is not None else None  # in a class room: the room's part
+st.session_state.mn_challenge_data = (challenge is not None, seed)
+data = digits(challenge is not None, seed)
 views.data_banner(data, dataset.clear)
 if not ui.presenter():  # a secondary panel: the run comes first on a projector
     with st.expander("Example digits, ten of each class"):
@@ -105,7 +97,7 @@ def start() -> None:
         # A closed tab's run stops once its session would be dropped (Streamlit keeps it that
         # long for a visitor who reconnects), even on a server that never gets round to it.
         keepalive = float(st.get_option("server.disconnectedSessionTTL"))
-        data = digits(st.session_state.get("mn_challenge_data", False))  # as the page showed them
+        data = digits(*st.session_state.get("mn_challenge_data", (False, None)))  # as the page showed them
         session.start(data, st.session_state.mn_settings, shared_executor(), keepalive)
     except (ValueError, RuntimeError) as err:  # e.g. out of GPU memory, or a bad combination
         st.session_state.mn_error = ui.say(err)
@@ -158,6 +150,12 @@ if challenge is not None:  # checked against the last run this page trained on i
         st.caption(
             f"Your last run was tested on all {done.data.n_test:,} test digits; a challenge keeps "
             f"{len(data.hidden[1]):,} of them hidden. Press Start to train for the challenge."
+        )
+        done = None
+    elif done is not None and done.data.part_seed != data.part_seed:  # before joining a room, or another
+        st.caption(
+            "Your last run was tested on other digits than your class room's challenge keeps: "
+            "press Start to train for it."
         )
         done = None
     scores = [Score(done.trainer.epoch, done.evaluate().accuracy, done.evaluate().loss)] if done else []

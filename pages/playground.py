@@ -16,7 +16,7 @@ from mlp.runs.playground import Playground, current_run, watch_hidden
 from mlp.train import describe_schedule, supports_dropout, uses_momentum
 from pages.ui import playground as panels
 from pages.ui import touch, units
-from pages.ui.rooms import hidden_score
+from pages.ui.rooms import hidden_score, room_seed
 from pages.ui.shell import COMPARE
 
 ui.require_shell()
@@ -163,11 +163,12 @@ def network_and_curves() -> None:
             st.caption("Challenges score a classifier's accuracy: pick a classification data set.")
         elif challenge is not None:  # checked live, against what the run has reached so far
             scores = playground_scores(run.trainer.history)
-            watch_hidden(run, *hidden_points(run.settings))  # scored at each epoch that could be the best
+            # scored at each epoch that could be the best, on the hidden part of the visitor's room
+            watch_hidden(run, *hidden_points(run.settings, room_seed(challenge)))
             hidden = functools.partial(hidden_score, run, challenge)  # posted to a class board too
             own = not run.edits and run.data_key == run.settings.data_key  # no upload, no points by hand
             query = link(run.settings) | challenge_link
-            ui.challenge_status("pg_", challenge, run.settings, scores, query, hidden, own)
+            ui.challenge_status("pg_", challenge, run.settings, scores, query, hidden, own, run.altered)
         if (gap := run.engine_gap()) is not None:
             st.caption(
                 f"Engines side by side over {gap['epochs']:,} epochs: largest |Δ train loss| = "

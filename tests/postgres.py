@@ -3,6 +3,8 @@
 `with postgres_server() as url:` initialises a cluster in a temporary folder (trust auth, no
 fsync: nothing in it outlives the tests), starts it on a free port, yields its URL and removes
 it all afterwards. As root, the server runs as the `postgres` user (it refuses root).
+`stop_server(url)` and `start_server(url)` take it down and bring it back on the same port: a
+restart in the middle of a class.
 """
 
 from __future__ import annotations
@@ -56,22 +58,25 @@ def postgres_server() -> Iterator[str]:
 
     run(str(bin_dir / "initdb"), "-D", str(data), "-U", "mlp", "--auth=trust", "-E", "UTF8", "--no-sync")
     options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off"
+    url = f"postgresql://mlp@127.0.0.1:{port}/postgres"
+    start = [
+        str(bin_dir / "pg_ctl"),
+        "-D",
+        str(data),
+        "-o",
+        options,
+        "-l",
+        str(folder / "log"),
+        "-w",
+        "-t",
+        "60",
+    ]
+    _servers[url] = (lambda: run(*start, "start"), lambda: run(*start[:3], "-m", "fast", "-w", "stop"))
     try:
-        run(
-            str(bin_dir / "pg_ctl"),
-            "-D",
-            str(data),
-            "-o",
-            options,
-            "-l",
-            str(folder / "log"),
-            "-w",
-            "-t",
-            "60",
-            "start",
-        )
-        yield f"postgresql://mlp@127.0.0.1:{port}/postgres"
+        run(*start, "start")
+        yield url
     finally:
+        _servers.pop(url, None)
         subprocess.run(
             [*as_postgres, str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"],
             capture_output=True,
@@ -81,6 +86,18 @@ def postgres_server() -> Iterator[str]:
 
 
 _databases = itertools.count()
+_servers: dict[str, tuple] = {}  # a running server's URL -> (start it, stop it)
+
+
+def stop_server(url: str) -> None:
+    """Shuts down the server `url` names (a postgres_server's, or one of its databases'): its
+    clients' connections are cut, new ones refused."""
+    _servers[url.rsplit("/", 1)[0] + "/postgres"][1]()
+
+
+def start_server(url: str) -> None:
+    """Starts it again, on the same port, with everything it held."""
+    _servers[url.rsplit("/", 1)[0] + "/postgres"][0]()
 
 
 def new_database(server: str, prefix: str) -> str:

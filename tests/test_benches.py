@@ -265,7 +265,7 @@ def test_room_load_times_each_result_to_the_board_and_reports(tmp_path):
         student_delays,
     )
     from mlp.curriculum.challenges import CHALLENGES, Score
-    from mlp.rooms import Rooms, Store
+    from mlp.rooms import Instructor, Rooms, Store
 
     args = arguments([])
     assert (args.students, args.browsers, args.seconds, args.database) == (50, 8, 20, None)
@@ -304,7 +304,7 @@ def test_room_load_times_each_result_to_the_board_and_reports(tmp_path):
     assert sorted((s.challenge, s.what, s.count) for s in in_class.shown) == sorted(
         (c.key, what, k) for c in challenges for what in ("in", "met") for k in (1, 2, 3)
     )
-    board = rooms.board(room.code, secret)
+    board = Instructor(rooms, room.code, secret).board()
     assert [(b.count, b.met) for b in board.challenges] == [(3, 3), (3, 3)]
 
     phase = {

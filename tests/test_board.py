@@ -24,10 +24,10 @@ from deploy.replicas import healthy, nginx_path, replica_env, site_config, start
 from deploy.supervisor import Replicas
 from mlp.curriculum.challenges import CHALLENGES, hidden_points, playground_scores
 from mlp.lessons import playground as pg
-from mlp.rooms import Result, Rooms, Store
+from mlp.rooms import Instructor, Result, RoomError, Rooms, Store, StoreError, Visitor
 from mlp.runs.playground import Playground, score_points, watch_hidden
-from pages.ui.rooms import hidden_score
-from tests.conftest import ARTIFACTS, _require_browser, open_page
+from pages.ui.rooms import hidden_score, shared_rooms
+from tests.conftest import ARTIFACTS, ROOT, _require_browser, open_page
 from tests.harness import button, free_port, open_tab, serve_app, wait_for_app
 from tests.postgres import new_database
 from tests.test_page_mnist import train
@@ -35,9 +35,29 @@ from tests.test_page_mnist import train
 # --- AppTest ----------------------------------------------------------------------------------
 
 
+def board_page(code: str, secret: str, query: dict[str, str] | None = None) -> AppTest:
+    """The board as an instructor link opens it (its secret read from the address's fragment by
+    a component, which AppTest doesn't run: handed to the session here)."""
+    app = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    for key, value in (query or {}).items():
+        app.query_params[key] = value
+    app.session_state["board_room"] = (code, secret)
+    app.switch_page("pages/board.py").run()
+    assert not app.exception, app.exception
+    return app
+
+
+def a_room(title: str = "class", **kwargs) -> tuple[Rooms, object, str]:
+    rooms = Rooms(Store())
+    room, secret = rooms.create(title, **kwargs)
+    return rooms, room, secret
+
+
 def test_the_board_starts_a_room_and_shows_its_links_with_the_name_as_typed():
     app = open_page("pages/board.py")
     app.text_input(key="board_title").set_value("Friday <b>ML</b> **now**")
+    assert app.number_input(key="board_members").value == 60  # a class's cap, to begin with
+    app.number_input(key="board_members").set_value(25)
     app.button(key="FormSubmitter:board_start-Start a room").click().run()
     assert not app.exception
     code, secret = app.session_state["board_room"]
@@ -47,17 +67,20 @@ def test_the_board_starts_a_room_and_shows_its_links_with_the_name_as_typed():
     shown = "".join(h.proto.body for h in app.get("html"))
     assert "Friday &lt;b&gt;ML&lt;/b&gt; **now**" in shown  # escaped: shown as typed
     assert "No results yet" in app.info[0].value
+    assert app.number_input(key="board_cap").value == 25 and app.toggle(key="board_locked").value is False
     assert not [e for e in app.sidebar.expander if e.label == "Class room"]  # the board joins no room
 
 
 def test_an_idle_boards_redraw_sends_the_same_rows_each_with_its_hide_button():
-    rooms = Rooms(Store())
-    room, secret = rooms.create("class")
-    ana, ben = rooms.join(room.code, "<i>ana</i>"), rooms.join(room.code, "ben")
+    rooms, room, secret = a_room()
+    ana, ben = (
+        rooms.join(room.code, "<i>ana</i>", Visitor("10.0.0.1")),
+        rooms.join(room.code, "ben", Visitor("10.0.0.2")),
+    )
     rooms.post(ana, Result("moons-20", 0.99, 0.99, 5, 100, "/playground?seed=3"))
     earlier = Rooms(rooms.store, clock=lambda: time.time() - 90)  # a result a minute and a half old
     earlier.post(ben, Result("moons-20", 0.9, 0.9, 5, 100, "/playground?seed=4"))
-    app = open_page("pages/board.py", {"room": room.code, "key": secret})
+    app = board_page(room.code, secret)
 
     def drawn() -> dict[str, dict]:  # pages/ui/live_html.py's parts, by key
         return {e.proto.id.split("-", 2)[-1]: json.loads(e.proto.json) for e in app.get("bidi_component")}
@@ -72,19 +95,57 @@ def test_an_idle_boards_redraw_sends_the_same_rows_each_with_its_hide_button():
     assert drawn() == first
 
 
-def test_an_instructor_link_opens_its_room_and_leaves_the_address_bar():
-    room, secret = Rooms(Store()).create("class")
-    app = open_page("pages/board.py", {"room": room.code, "key": secret})
-    assert "key" not in app.query_params  # a projector shows the address bar
-    assert app.session_state["board_room"] == (room.code, secret)
-    wrong = open_page("pages/board.py", {"room": room.code, "key": "guess"})
-    assert "doesn't open a room" in wrong.error[0].value
-    assert "board_room" not in wrong.session_state and "key" not in wrong.query_params
-    assert wrong.button(key="FormSubmitter:board_start-Start a room")  # start one instead
+def test_an_instructor_link_with_its_key_in_the_query_opens_nothing_and_says_why():
+    _, room, secret = a_room()
+    app = open_page("pages/board.py", {"room": room.code, "key": secret})  # as servers log it
+    assert "key" not in app.query_params  # off the address bar at once (a projector shows it)
+    assert "board_room" not in app.session_state
+    assert "no longer open a board" in app.error[0].value and secret not in app.error[0].value
+    assert app.button(key="FormSubmitter:board_start-Start a room")  # start one instead
+
+
+def test_the_instructor_replaces_a_leaked_link_and_the_old_one_opens_nothing():
+    rooms, room, secret = a_room()
+    app = board_page(room.code, secret)
+    app.button(key="board_new_secret").click().run()
+    code, fresh = app.session_state["board_room"]
+    assert code == room.code and fresh != secret
+    assert app.code[1].value.endswith(f"#key={fresh}")  # the new link, shown
+    assert Instructor(rooms, code, fresh).room().code == code
+    stale = board_page(room.code, secret)  # the leaked link, on another screen
+    assert "doesn't open a room" in stale.error[0].value and "board_room" not in stale.session_state
+
+
+def test_the_instructor_locks_caps_hides_and_removes_students_from_the_board():
+    rooms, room, secret = a_room()
+    members = {
+        n: rooms.join(room.code, n, Visitor(f"10.0.1.{i}", f"browser-{i:020d}"))
+        for i, n in enumerate(("ana", "**ben**", "cy"))
+    }
+    for member in members.values():
+        rooms.post(member, Result("moons-20", 0.9, 0.9, 5, 100, "/playground?seed=1"))
+    app = board_page(room.code, secret)
+    app.toggle(key="board_locked").set_value(True).run()
+    app.number_input(key="board_cap").set_value(3).run()
+    assert Instructor(rooms, room.code, secret).room().locked
+    with pytest.raises(RoomError, match="locked"):
+        rooms.join(room.code, "dee", Visitor("10.0.1.9"))
+    app.multiselect(key="board_chosen").set_value(["**ben**", "cy"]).run()
+    app.button(key="board_remove").click().run()
+    assert not app.exception
+    board = Instructor(rooms, room.code, secret).board()
+    assert sorted(board.removed) == ["**ben**", "cy"] and [
+        e.nickname for e in board.challenges[0].entries
+    ] == ["ana"]
+    assert any("**1** joined · 2 removed" in m.value for m in app.markdown)
+    app.multiselect(key="board_removed").set_value(["cy"]).run()
+    app.button(key="board_let_in").click().run()
+    assert Instructor(rooms, room.code, secret).board().removed == ["**ben**"]
 
 
 def test_a_student_joins_from_the_sidebar_and_bad_input_gets_a_sentence():
-    room, _ = Rooms(Store()).create("class")
+    rooms, room, _ = a_room()
+    rooms.join(room.code, "Ana", Visitor("10.0.2.1"))
     app = open_page("pages/home.py", {"room": room.shown_code})
     assert not app.warning  # room= is a switch, not an ignored setting
     form = "FormSubmitter:room_join-Join"
@@ -93,6 +154,16 @@ def test_a_student_joins_from_the_sidebar_and_bad_input_gets_a_sentence():
     fields["Your nickname"].set_value(" ").run()
     app.button(key=form).click().run()
     assert "nickname is empty" in app.error[0].value and "room_member" not in app.session_state
+    for lookalike, words in (
+        ("Аna", "different scripts"),
+        ("Ana\u034f", "shows nothing"),
+        ("ANA", "looks the same"),
+    ):
+        fields = {t.label: t for t in app.sidebar.text_input}
+        fields["Your nickname"].set_value(lookalike)
+        app.button(key=form).click().run()
+        assert words in app.error[0].value and "room_member" not in app.session_state
+        app.session_state["room_joins"] = []  # (the page's own limit: six tries a minute)
     fields = {t.label: t for t in app.sidebar.text_input}
     fields["Room code"].set_value("nope")
     fields["Your nickname"].set_value("[link](http://x)")
@@ -103,12 +174,14 @@ def test_a_student_joins_from_the_sidebar_and_bad_input_gets_a_sentence():
     app.button(key=form).click().run()
     assert not app.exception and app.session_state["room_member"].nickname == "[link](http://x)"
     assert "[link](http://x)" in [t.value for t in app.sidebar.text]  # st.text: never Markdown
+    token = app.session_state["room_member"].token
     app.button(key="room_leave").click().run()
     assert "room_member" not in app.session_state
+    assert rooms.member(room.code, token) is None  # the membership ended: its token posts nothing
 
 
 def test_a_join_link_to_a_page_that_rewrites_its_address_keeps_the_box_open_with_the_code():
-    room, _ = Rooms(Store()).create("class")
+    _, room, _ = a_room()
     app = open_page("pages/playground.py", {"room": room.shown_code, "challenge": "moons-20"})
     assert "room" not in app.query_params  # the page wrote its own link
     app.button(key="pg_step").click().run()  # any click: a rerun with the address bar as it is now
@@ -117,7 +190,7 @@ def test_a_join_link_to_a_page_that_rewrites_its_address_keeps_the_box_open_with
     assert {t.label: t.value for t in app.sidebar.text_input}["Room code"] == room.shown_code
 
 
-def test_the_page_posts_the_checkers_best_but_not_a_run_on_points_of_its_own():
+def test_the_page_posts_the_checkers_best_but_not_a_run_its_link_cant_reproduce():
     def script() -> None:
         import streamlit as st
 
@@ -135,15 +208,21 @@ def test_the_page_posts_the_checkers_best_but_not_a_run_on_points_of_its_own():
             st.session_state[MEMBER_KEY] = rooms.join(room.code, "ana")
         scores = [Score(3, 0.9, 0.3), Score(5, 1.0, 0.01), Score(30, 1.0, 0.001)]
         st.text(post_best(challenge, settings, scores, {"seed": "0"}, lambda epoch: 0.95, own_data=False))
+        st.text(
+            post_best(
+                challenge, settings, scores, {"seed": "0"}, lambda epoch: 0.95, altered="a weight set by hand"
+            )
+        )
         st.text(post_best(challenge, settings, scores, {"seed": "0"}, lambda epoch: 0.9 + epoch / 100))
 
     app = AppTest.from_function(script).run()
     assert not app.exception
-    off, on = (t.value for t in app.text)
+    off, hand, on = (t.value for t in app.text)
     assert "uploaded points, or points added or erased by hand, don't go" in off
+    assert "can't reproduce a weight set by hand" in hand and "Reset" in hand
     assert "your best so far is posted" in on
     code, secret = app.session_state.room
-    (board,) = Rooms(Store()).board(code, secret).challenges
+    (board,) = Instructor(Rooms(Store()), code, secret).board().challenges
     (entry,) = board.entries
     assert (entry.nickname, entry.score, entry.epoch, entry.hidden_score) == (
         "ana",
@@ -152,6 +231,70 @@ def test_the_page_posts_the_checkers_best_but_not_a_run_on_points_of_its_own():
         pytest.approx(0.95),
     )  # epoch 30 is past 20; the hidden score is the best epoch's (5)
     assert entry.link == "/playground?seed=0" and entry.met
+
+
+def test_a_weight_set_by_hand_keeps_a_playground_run_off_the_board_until_reset():
+    rooms, room, _ = a_room()
+    app = open_page("pages/playground.py", {"challenge": "moons-20"})
+    app.session_state["room_member"] = rooms.join(room.code, "ana", Visitor("10.0.3.1"))
+    app.button(key="pg_epoch").click().run()
+    app.run()  # the live panel's check
+    captions = lambda: " ".join(c.value for c in app.caption)  # noqa: E731
+    assert "class board" in captions() and "can't reproduce" not in captions()
+    app.session_state["pg_edge"] = (2, 0, 1)  # what a click on an edge sets (pages/ui/units.py)
+    app.session_state["pg_weight_text"] = "4.5"
+    app.run()
+    app.button(key="pg_weight_apply").click().run()
+    app.button(key="pg_epoch").click().run()
+    assert "can't reproduce a weight set by hand" in captions()
+    assert app.session_state["pg_run"].altered == "a weight set by hand"
+    app.button(key="pg_reset").click().run()  # the link's weights again
+    app.button(key="pg_epoch").click().run()
+    assert "can't reproduce" not in captions() and app.session_state["pg_run"].altered is None
+
+
+def test_a_result_the_database_cant_take_is_kept_pending_and_the_page_says_so(monkeypatch):
+    def script() -> None:
+        import streamlit as st
+
+        from mlp.curriculum.challenges import CHALLENGES, Score
+        from mlp.lessons import playground as pg
+        from pages.ui.rooms import MEMBER_KEY, post_best, shared_rooms
+
+        challenge = CHALLENGES["moons-20"]
+        settings = pg.from_query(challenge.solution.query)[0]
+        if MEMBER_KEY not in st.session_state:
+            room, secret = shared_rooms().create("class")
+            st.session_state.room = (room.code, secret)
+            st.session_state[MEMBER_KEY] = shared_rooms().join(room.code, "ana")
+        best = st.session_state.get("best", 0.9)
+        st.text(post_best(challenge, settings, [Score(5, best, 0.01)], {"seed": "0"}, lambda epoch: 0.95))
+
+    app = AppTest.from_function(script).run()
+    assert "your best so far is posted" in app.text[0].value
+    rooms = shared_rooms()
+    real, outage = rooms.store.transaction, [True]
+
+    def failing(write: bool = True):  # SQLite's write lock held elsewhere, longer than its timeout
+        if outage[0] and write:
+            raise StoreError("The rooms' database failed: {}", "database is locked", transient=True)
+        return real(write)
+
+    monkeypatch.setattr(rooms.store, "transaction", failing)
+    monkeypatch.setattr(rooms.posts.outbox, "_last", {})  # ana's last write long ago: this one goes at once
+    app.session_state["best"] = 1.0
+    app.run()
+    assert "Waiting for the class board" in app.text[0].value and not app.exception
+    app.run()  # the next check: still waiting, the result kept
+    assert "Waiting for the class board" in app.text[0].value
+    outage[0] = False
+    deadline = time.monotonic() + 30
+    while rooms.posts.outbox.next_due() is not None and time.monotonic() < deadline:
+        time.sleep(0.1)  # the outbox's timer retries it
+    app.run()
+    assert "your best so far is posted" in app.text[0].value
+    code, secret = app.session_state.room
+    assert Instructor(rooms, code, secret).board().challenges[0].entries[0].score == 1.0
 
 
 def test_a_closed_challenge_says_so_at_every_check_and_a_new_membership_posts_afresh():
@@ -167,6 +310,7 @@ def test_a_closed_challenge_says_so_at_every_check_and_a_new_membership_posts_af
         # Each check a few seconds after the one before, as a page's are (a post a second at most)
         st.session_state.checks = checks = st.session_state.get("checks", 0) + 1
         shared_rooms().clock = lambda: time.time() + 3 * checks
+        shared_rooms().posts.clock = shared_rooms().clock
         challenge = CHALLENGES["moons-20"]
         settings = pg.from_query(challenge.solution.query)[0]
         best = st.session_state.get("best", 0.9)
@@ -177,7 +321,7 @@ def test_a_closed_challenge_says_so_at_every_check_and_a_new_membership_posts_af
 
         from pages.ui.rooms import shared_rooms
 
-        shared_rooms().clock = time.time
+        shared_rooms().clock = shared_rooms().posts.clock = time.time
 
     try:
         closed_then_joined_again(AppTest.from_function(script))
@@ -191,7 +335,7 @@ def closed_then_joined_again(app: AppTest) -> None:
     app.session_state["room_member"] = rooms.join(room.code, "ana")
     app.run()
     assert "your best so far is posted" in app.text[0].value
-    rooms.close_challenge(room.code, secret, "moons-20")
+    Instructor(rooms, room.code, secret).close_challenge("moons-20")
     app.session_state["best"] = 0.95  # better: posted, refused, the challenge is closed
     app.run()
     assert app.text[0].value.startswith("The instructor closed this challenge")
@@ -206,7 +350,7 @@ def closed_then_joined_again(app: AppTest) -> None:
     app.session_state["best"] = 0.85  # worse than ana's: still the new membership's first result
     app.run()
     assert "your best so far is posted" in app.text[0].value
-    (board,) = rooms.board(again.code, again_secret).challenges
+    (board,) = Instructor(rooms, again.code, again_secret).board().challenges
     assert sorted((e.nickname, e.score) for e in board.entries) == [("ana", 0.9), ("ana 2", 0.85)]
 
 

@@ -79,7 +79,7 @@ def test_mnists_probability_bars_are_legible_in_projector_mode(screen, app_url, 
 
 def a_room_with_results() -> str:
     """The instructor link of a room with a few results on two challenges, one of them closed."""
-    from mlp.rooms import Result, Rooms, Store
+    from mlp.rooms import Instructor, Result, Rooms, Store
 
     clock = [1.0e9]
     rooms = Rooms(Store(), lambda: clock[0] + time.time() - 1.0e9)
@@ -91,8 +91,8 @@ def a_room_with_results() -> str:
         )
         clock[0] += 2  # a member's writes are a second apart
         rooms.post(member, Result("spiral-sgd", 0.2 - i / 50, 0.3, 200, 33_000, "/playground?seed=2"))
-    rooms.close_challenge(room.code, secret, "spiral-sgd")
-    return f"board?room={room.code}&key={secret}"
+    Instructor(rooms, room.code, secret).close_challenge("spiral-sgd")
+    return f"board?room={room.code}#key={secret}"
 
 
 @pytest.mark.browser
@@ -100,7 +100,8 @@ def a_room_with_results() -> str:
     ("scheme", "projector"), [("light", False), ("dark", False), ("light", True), ("dark", True)]
 )
 def test_the_class_board_with_results_is_legible(screen, app_url, scheme, projector):
-    screen.goto(f"{app_url}/{a_room_with_results()}" + ("&present=1" if projector else ""))
+    link = a_room_with_results().replace("#", "&present=1#" if projector else "#")
+    screen.goto(f"{app_url}/{link}")
     settle(screen)
     screen.get_by_text("4 in · 4 met the goal").wait_for()  # moons-20's: all at 99% or more
     settle(screen)

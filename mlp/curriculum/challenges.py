@@ -265,12 +265,16 @@ def challenges_for(page: str) -> list[Challenge]:
     return [c for c in CHALLENGES.values() if c.page == page]
 
 
-def hidden_points(settings: pg.Settings) -> tuple[np.ndarray, np.ndarray]:
+def hidden_points(settings: pg.Settings, seed: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """A playground challenge's hidden test points: as many as its visible ones, drawn from the
     same distribution (its kind, noise and classes) with another seed. No page shows them; a
-    class board ranks on them once the instructor closes the challenge (mlp.rooms)."""
+    class board ranks on them once the instructor closes the challenge (mlp.rooms). In a class
+    room, `seed` comes from a secret the room keeps (Rooms.room_seed): no public information
+    computes the points. Without one (no room, no board), the seed is the data's own plus
+    HIDDEN_SEED."""
     n = max(1, round(settings.n * settings.test_fraction))
-    return make_2d(settings.kind, n, settings.noise, settings.classes, settings.data_seed + HIDDEN_SEED)
+    seed = settings.data_seed + HIDDEN_SEED if seed is None else seed
+    return make_2d(settings.kind, n, settings.noise, settings.classes, seed)
 
 
 def playground_scores(history: Any) -> list[Score]:

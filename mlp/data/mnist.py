@@ -16,6 +16,7 @@ import struct
 import sys
 import threading
 import zlib
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
@@ -62,6 +63,7 @@ SAMPLE_TEST_FRACTION = 0.2  # 5,000 -> 4,000 train / 1,000 test, stratified
 # 1,000 -> 700 a page shows and checks, 300 the class board ranks on at the end (the full set's
 # 10,000 -> 7,000 and 3,000). Kaggle keeps about this share private.
 HIDDEN_FRACTION = 0.3
+PARTS_KEPT = 16  # challenge parts kept made (one per class room that takes an MNIST challenge)
 _PARTS = threading.Lock()
 CREDIT = "MNIST by Yann LeCun, Corinna Cortes and Christopher J. C. Burges (CC BY-SA 3.0)."
 
@@ -83,28 +85,35 @@ class MnistData:
     reason: str = ""  # why not the full set, for a page's visitors: plain words, never a path
     # A challenge's part (challenge_part): the test digits kept back, never shown on a page
     hidden: tuple[np.ndarray, np.ndarray] | None = None
+    part_seed: int | None = None  # the seed that chose them
 
     def __post_init__(self) -> None:
         for array in (self.x_train, self.y_train, self.x_test, self.y_test):
             array.flags.writeable = False  # shared by every visitor of the app: read-only
         self._holdouts: dict[float, tuple] = {}
-        self._challenge: MnistData | None = None
+        self._parts: OrderedDict[int, MnistData] = OrderedDict()
 
-    def challenge_part(self) -> MnistData:
-        """The same digits with HIDDEN_FRACTION of the test digits kept back (stratified, the same
-        for every visitor): a challenge's page trains, shows and checks on the rest, and the class
-        board ranks on the hidden ones once the instructor closes the challenge (mlp.rooms).
-        Made once and shared, like `holdout`; the training digits are the same arrays."""
+    def challenge_part(self, seed: int | None = None) -> MnistData:
+        """The same digits with HIDDEN_FRACTION of the test digits kept back (stratified): a
+        challenge's page trains, shows and checks on the rest, and the class board ranks on the
+        hidden ones once the instructor closes the challenge (mlp.rooms). In a class room `seed`
+        comes from a secret the room keeps (Rooms.room_seed), so which digits are hidden is the
+        server's to know; without one (no room), HIDDEN_SEED. Made once per seed and shared, like
+        `holdout`; the training digits are the same arrays."""
         if self.hidden is not None:
             return self
-        with _PARTS:  # one part for every visitor, however many ask at once
-            if self._challenge is None:
-                self._challenge = self._split_hidden()
-        return self._challenge
+        seed = HIDDEN_SEED if seed is None else seed
+        with _PARTS:  # one part per seed for every visitor, however many ask at once
+            if seed not in self._parts:
+                self._parts[seed] = self._split_hidden(seed)
+                while len(self._parts) > PARTS_KEPT:
+                    self._parts.popitem(last=False)
+            self._parts.move_to_end(seed)
+            return self._parts[seed]
 
-    def _split_hidden(self) -> MnistData:
-        (x_test, y_test), hidden = split(self.x_test, self.y_test, HIDDEN_FRACTION, seed=HIDDEN_SEED)
-        part = replace(self, x_test=x_test, y_test=y_test, hidden=hidden)
+    def _split_hidden(self, seed: int) -> MnistData:
+        (x_test, y_test), hidden = split(self.x_test, self.y_test, HIDDEN_FRACTION, seed=seed)
+        part = replace(self, x_test=x_test, y_test=y_test, hidden=hidden, part_seed=seed)
         part._holdouts = self._holdouts  # the training digits' split, shared too
         for array in hidden:
             array.flags.writeable = False

@@ -32,6 +32,10 @@ from mlp.errors import InputError
 URL_VAR = "MLP_DATABASE_URL"
 MAX_IDLE = 8  # connections kept open between transactions; more at once open and close their own
 PING_SECONDS = 30.0  # a PostgreSQL connection idle this long is checked before it is used
+# How long a SQLite writer waits for the file's one write lock before the store calls the database
+# busy (a transient StoreError): long enough for any write of the app's, short enough that a page
+# run never hangs behind someone else's. A post that meets a busy database waits and is retried.
+BUSY_SECONDS = 2.0
 DATA_VAR = "MLP_PLAYGROUND_STATE"  # the folder of the default SQLite file
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
@@ -77,13 +81,53 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             PRIMARY KEY (room, challenge)
         )""",
     ),
+    (  # 2: a class a room can trust (mlp/rooms/rooms.py): joins that cost something, members who
+        # leave or are removed, a lock, a cap, the hidden points' secret, re-runs at Close
+        "ALTER TABLE rooms ADD COLUMN hidden_key TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE rooms ADD COLUMN locked INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE rooms ADD COLUMN member_cap INTEGER NOT NULL DEFAULT 60",
+        "ALTER TABLE rooms ADD COLUMN opener TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE members ADD COLUMN gone DOUBLE PRECISION",
+        "ALTER TABLE members ADD COLUMN removed INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE members ADD COLUMN browser TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE members ADD COLUMN address TEXT NOT NULL DEFAULT ''",
+        # what signs a member in: the digest of their token (`member` stays the row's id, which
+        # results point at; a student who comes back from the same browser gets a new token)
+        "ALTER TABLE members ADD COLUMN token TEXT NOT NULL DEFAULT ''",
+        "UPDATE members SET token = member",
+        "CREATE UNIQUE INDEX members_token ON members (room, token)",
+        # a nickname's skeleton as typed (mlp/rooms/names.py); nickname_key is its case-free one
+        "ALTER TABLE members ADD COLUMN nickname_look TEXT NOT NULL DEFAULT ''",
+        "CREATE UNIQUE INDEX members_look ON members (room, nickname_look) WHERE nickname_look <> ''",
+        "ALTER TABLE results ADD COLUMN rerun TEXT",
+        "ALTER TABLE results ADD COLUMN rerun_score DOUBLE PRECISION",
+        "ALTER TABLE results ADD COLUMN rerun_hidden DOUBLE PRECISION",
+        """CREATE TABLE refused (
+            room TEXT NOT NULL REFERENCES rooms (code) ON DELETE CASCADE,
+            kind TEXT NOT NULL,
+            who TEXT NOT NULL,
+            PRIMARY KEY (room, kind, who)
+        )""",
+        """CREATE TABLE tries (
+            what TEXT NOT NULL,
+            who TEXT NOT NULL,
+            at DOUBLE PRECISION NOT NULL
+        )""",
+        "CREATE INDEX tries_who ON tries (what, who, at)",
+        "CREATE TABLE keys (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    ),
 )
 
 
 class StoreError(InputError):
     """The rooms' database can't be used: a sentence of the app's, with what it quotes (the
     database's own words, a URL without its password, a folder) kept apart, for a page to show
-    literally."""
+    literally. `transient`: the database is busy or restarting, and the same call may work in a
+    moment (SQLite's write lock held too long, a PostgreSQL server down or starting up)."""
+
+    def __init__(self, template: str, *quoted: object, transient: bool = False) -> None:
+        super().__init__(template, *quoted)
+        self.transient = transient
 
 
 def default_url() -> str:
@@ -154,7 +198,9 @@ class Store:
 
     def _sqlite(self) -> sqlite3.Connection:
         uri = self.path.startswith("file:")
-        db = sqlite3.connect(self.path, uri=uri, timeout=10, isolation_level=None, check_same_thread=False)
+        db = sqlite3.connect(
+            self.path, uri=uri, timeout=BUSY_SECONDS, isolation_level=None, check_same_thread=False
+        )
         db.execute("PRAGMA foreign_keys = ON")
         if not uri:
             db.execute("PRAGMA journal_mode = WAL")  # a crash leaves the file consistent
@@ -181,7 +227,9 @@ class Store:
         try:
             return self._connect()
         except Exception as err:  # the database's own words, without a password
-            raise StoreError("Can't open the rooms' database ({}): {}", safe_url(self.url), err) from None
+            raise StoreError(
+                "Can't open the rooms' database ({}): {}", safe_url(self.url), err, transient=_transient(err)
+            ) from None
 
     def _give_back(self, db: Any) -> None:
         with self._lock:
@@ -211,7 +259,11 @@ class Store:
                     yield Cursor(db.cursor(), "%s")
         except (sqlite3.Error, _pg_errors()) as err:
             healthy = False  # a dropped connection, a locked file: the next call opens another
-            raise StoreError("The rooms' database failed: {}", err) from None
+            if self.kind == "postgresql" and _transient(
+                err
+            ):  # a restarted server: every idle one is dead too
+                self.close()
+            raise StoreError("The rooms' database failed: {}", err, transient=_transient(err)) from None
         except BaseException:
             healthy = self.kind == "sqlite" or not db.closed
             raise
@@ -239,12 +291,32 @@ class Store:
                 db.execute("INSERT INTO schema_version (version) VALUES (?)", (number,))
         self.version = len(MIGRATIONS)
 
+    def size(self) -> int:
+        """The database's size in bytes (SQLite: its pages in use; PostgreSQL: the database's)."""
+        with self.transaction(write=False) as db:
+            if self.kind == "sqlite":
+                pages = db.one("PRAGMA page_count")[0] - db.one("PRAGMA freelist_count")[0]
+                return pages * db.one("PRAGMA page_size")[0]
+            return int(db.one("SELECT pg_database_size(current_database())")[0])
+
     def close(self) -> None:
         """Closes the connections no transaction holds."""
         with self._lock:
             idle, self._idle = self._idle, []
         for db, _ in idle:
             db.close()
+
+
+def _transient(err: BaseException) -> bool:
+    """Whether the same call may work in a moment: SQLite busy or locked; PostgreSQL's server
+    unreachable, restarting or shutting down, a serialization failure, a deadlock."""
+    if isinstance(err, sqlite3.OperationalError):
+        return any(word in str(err).lower() for word in ("locked", "busy"))
+    try:
+        import psycopg
+    except ImportError:
+        return False
+    return isinstance(err, psycopg.OperationalError)  # serialization failures and deadlocks are ones too
 
 
 def _pg_errors() -> type[Exception] | tuple[type[Exception], ...]:

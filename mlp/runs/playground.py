@@ -40,6 +40,7 @@ from mlp.train import (
 from mlp.train.columns import hidden_maxima, numpy_outputs, top_class
 from mlp.train.paths import numpy_inference, switch_path
 from mlp.train.penalty import penalty_of
+from mlp.train.schedule import horizon_matters
 from mlp.train.trainer import new_data
 
 T = TypeVar("T")
@@ -128,6 +129,7 @@ class Playground:
         self.twin: Trainer | None = None
         self.comparing = False  # training a twin with the other engine (compare)
         self.hidden: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # see watch_hidden
+        self.altered: str | None = None  # what its link can't reproduce since a reset (HAND_SET...)
         self.trainer = self._new_trainer(self.model, settings)
         self.step_seconds = 0.0  # CPU time a step has taken (twin included), as last measured
         self._train_columns: tuple[np.ndarray, np.ndarray] | None = None  # X_train, as float32 columns
@@ -155,6 +157,7 @@ class Playground:
         cfg = self.train_config(settings)
         if cfg == self.trainer.cfg:
             return
+        self.altered = self.altered or (None if replays_past(self.trainer, cfg) else SETTINGS_CHANGED)
         self.trainer.reconfigure(cfg)
         if self.twin is not None:
             self.twin.reconfigure(replace(cfg, engine=self.other_engine))
@@ -196,8 +199,9 @@ class Playground:
 
     @locked
     def reset(self) -> None:
-        """Back to the same initial weights and batch order, with an empty history."""
+        """Back to the same initial weights and batch order, with an empty history (and its link's)."""
         self.model.load_state_dict(self.initial)
+        self.altered = None
         self.trainer = self._new_trainer(self.model, self.settings)
         if self.twin is not None:
             self.twin.model.load_state_dict(self.initial)
@@ -311,6 +315,19 @@ class Playground:
         return None if self.twin is None else trainers_gap(self.trainer, self.twin)
 
 
+# What a run's link can't reproduce of it since its last reset (Playground.altered): a class board
+# takes no result of such a run (pages/ui/rooms.post_best)
+SETTINGS_CHANGED = "training settings changed after it started"
+HAND_SET = "a weight set by hand"
+
+
+def replays_past(trainer: Trainer, new: TrainConfig) -> bool:
+    """Whether the trainer's training so far would have gone the same under `new`: it hasn't
+    started, or nothing changed but the number of epochs and the schedule doesn't depend on it."""
+    old = trainer.cfg
+    return not trainer.step_count or (replace(new, epochs=old.epochs) == old and not horizon_matters(old))
+
+
 def watch_hidden(run: Playground, X: np.ndarray, y: np.ndarray) -> None:
     """Score a challenge's hidden points (x1, x2) at every epoch that could be the challenge's
     best, as the test points are (mlp.train.trainer.Watch), from now on and after a reset: their
@@ -319,7 +336,7 @@ def watch_hidden(run: Playground, X: np.ndarray, y: np.ndarray) -> None:
         if run.hidden is not None and np.array_equal(run.hidden[2], X) and np.array_equal(run.hidden[1], y):
             return
         run.hidden = (with_features(np.asarray(X, dtype=np.float32), run.settings.features), y, X)
-        run.trainer.watch.set(*run.hidden[:2], run.trainer.device)
+        run.trainer.watch.set(*run.hidden[:2], run.trainer.device, keep=False)  # other points: scored anew
 
 
 @torch.inference_mode()

@@ -18,7 +18,7 @@ from mlp.device import torch_threads
 from mlp.errors import InputError
 from mlp.lessons.playground import SMALL_NET_THREADS
 from mlp.model import activation_function
-from mlp.runs.playground import Playground, mark_edited
+from mlp.runs.playground import HAND_SET, Playground, mark_edited
 from mlp.train import Trainer, eval_mode
 
 MAX_WEIGHT = 100.0  # a weight typed by hand: beyond this the plane is one colour and nothing is learnt
@@ -274,6 +274,7 @@ def set_weight(run: Playground, edge: Edge, value: float) -> None:
         for m in models:
             m.layers[edge.layer - 1].weight[edge.out, edge.inp] = value
         mark_edited(run)
+        run.altered = run.altered or HAND_SET  # the link can't set it: off a class board until Reset
 
 
 def reset_weight(run: Playground, edge: Edge) -> bool:
@@ -289,4 +290,6 @@ def reset_weight(run: Playground, edge: Edge) -> bool:
         # ones, and so are the numbers of the last record.
         untouched = not _trained[run.trainer] and _first_edit.get(run.trainer) == run.trainer.step_count
         mark_edited(run, edited=not untouched)
+        if untouched and run.altered == HAND_SET:  # nothing trained on the weight as set: as the link has it
+            run.altered = None
     return True

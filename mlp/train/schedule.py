@@ -33,6 +33,12 @@ def lr_factor(step: int, cfg: TrainConfig, steps_per_epoch: int) -> float:
     return 1.0
 
 
+def horizon_matters(cfg: TrainConfig) -> bool:
+    """Whether the schedule's steps depend on how many epochs the run has (cosine's horizon, a
+    step schedule's default milestones at 1/2 and 3/4): then a run's length is part of its past."""
+    return cfg.scheduler == "cosine" or (cfg.scheduler == "step" and cfg.step_epochs <= 0)
+
+
 def describe_schedule(cfg: TrainConfig) -> str:
     """The schedule in one sentence, for the page beside its controls."""
     plural = "s" * (cfg.warmup_epochs != 1)

@@ -258,9 +258,12 @@ class Watch:
         self.scored: dict[int, tuple[float, float]] = {}
         self._bests = (math.inf, -math.inf)  # the lowest validation loss and the highest accuracy yet
 
-    def set(self, X: Any, y: Any, device: torch.device) -> None:
-        """Score these points from the next epoch on (what was scored stays)."""
+    def set(self, X: Any, y: Any, device: torch.device, keep: bool = True) -> None:
+        """Score these points from the next epoch on; `keep` False forgets what was scored on
+        others before (it would not be these points' scores)."""
         self.points = (as_tensor(X).to(device), as_tensor(y).to(device))
+        if not keep:
+            self.scored.clear()
 
     def close_epoch(self, trainer: Trainer, val: tuple[float, float] | None) -> None:
         if val is None or not (val[0] < self._bests[0] or val[1] > self._bests[1]):

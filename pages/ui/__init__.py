@@ -15,6 +15,8 @@ touch     what a click on the plane does: a point of the chosen class added, or 
 frames    the route a playing plane fetches its frames from (not through Streamlit reruns)
 internals everything taken from Streamlit beyond its public API, each with why and what breaks
 tour      a guided tour's card: where the class is, what to say, → and ← to move, the outline
+rooms     a student's class room: joining, the hidden part of its challenges, posting the best
+cookies   the app's own cookies, HttpOnly, set through a route of the server's
 """
 
 from pages.ui.controls import (
@@ -31,6 +33,7 @@ from pages.ui.lessons import challenge_picker, challenge_status, lesson_panel, s
 from pages.ui.live import heartbeat, live, steady
 from pages.ui.pad import digit_pad
 from pages.ui.plane import plane, plane_stream
+from pages.ui.rooms import room_seed
 from pages.ui.shell import (
     chart,
     collection_text,
@@ -74,6 +77,7 @@ __all__ = [
     "presenter_toggle",
     "presenting",
     "require_shell",
+    "room_seed",
     "say",
     "settings_query",
     "share_link",

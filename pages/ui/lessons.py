@@ -130,13 +130,15 @@ def challenge_status(
     link: dict[str, str],
     hidden: Callable[[int], float | None] | None = None,
     own_data: bool = True,
+    altered: str | None = None,
 ) -> None:
     """The challenge, checked against the run now; once met, the settings that met it stay shown.
     In a class room, the best result goes to the class board (`hidden(epoch)`: the run's score on
-    the challenge's hidden part at the best result's epoch), unless the run trains on points of its
-    own (`own_data` False: uploaded, or added or erased by hand), which its link can't reproduce."""
+    the challenge's hidden part at the best result's epoch), unless its link can't reproduce the
+    run: it trains on points of its own (`own_data` False: uploaded, or added or erased by hand),
+    or `altered` says what else (a weight set by hand, settings changed mid-run)."""
     verdict = challenge.check(settings, scores)
-    board = post_best(challenge, settings, scores, link, hidden, own_data)
+    board = post_best(challenge, settings, scores, link, hidden, own_data, altered)
     met_key = f"{prefix}met_{challenge.key}"
     if verdict.met and met_key not in st.session_state:
         st.session_state[met_key] = (verdict.text, link)

@@ -1,5 +1,6 @@
 """The MNIST page's larger views: where the digits come from, and the four tabs under a run."""
 
+import logging
 from collections.abc import Callable
 
 import pandas as pd
@@ -7,16 +8,27 @@ import streamlit as st
 
 from mlp.data import MnistData, load_mnist
 from mlp.data.digits import MAX_IMAGE_MB, digit_from_canvas, digit_from_image
+from mlp.data.mnist import for_server
 from mlp.figures.classes import confusion_figure, digit_grid, probability_bars
 from mlp.figures.curves import compare_figure
 from mlp.figures.plane import neurons_image
 from mlp.lessons.mnist import MAX_MODEL_MB
 from mlp.links.format import loss_text
 from mlp.metrics import neighbour_correlation
-from mlp.runs.mnist import MnistSession, first_layer_weights, predict
+from mlp.runs.mnist import VAL_FRACTION, MnistSession, first_layer_weights, predict
 from pages.ui.pad import digit_pad
 from pages.ui.shell import chart, presenter
 from pages.ui.text import plain, say
+
+
+@st.cache_resource(show_spinner="Loading the digits…")
+def dataset() -> MnistData:
+    """Loaded once per server process and shared, read-only: uint8 pixels, a few MB to 55 MB.
+    (The MNIST page trains on it; the class board re-runs MNIST challenges on it.)"""
+    data = for_server()
+    logging.getLogger(__name__).info(data.note)  # the whole story, paths included, for the log only
+    data.holdout(VAL_FRACTION)  # split now, not on the first visitor's Start
+    return data
 
 
 def data_banner(data: MnistData, reload: Callable[[], None]) -> None:

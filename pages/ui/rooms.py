@@ -3,17 +3,23 @@
 The instructor puts a join link on the projector (`?room=ABCD-EFGH`, from the Class board
 page); it opens the app with the sidebar's "Class room" box open and the code filled in. A
 student types a nickname and joins: their session holds the membership's token (never shown,
-never in a link; a cookie keeps it for the browser's next session), so a post can only be
-theirs. From then on, whenever a challenge's check finds a better result than the last one
-posted, the page posts it (pages/ui/lessons.py): the challenge's metric on the visible test
-points and on the hidden part (the playground's as its trainer scored it at that epoch's end:
-runs.playground.watch_hidden), the epoch, the parameters
-and the setup's link.
+never in a link; an HttpOnly cookie keeps it for the browser's next session until the room
+expires, pages/ui/cookies.py, and a session it brings back asks "Not you?"). From then on,
+whenever a challenge's check finds a better result than the last one on the board, the page
+posts it (pages/ui/lessons.py): the challenge's metric on the visible test points and on the
+room's hidden part (from a secret the room keeps: room_seed), the epoch, the parameters and the
+setup's link — only for a run that link reproduces. A result stays pending, and the page says
+so, until the board has it.
+
+Who the visitor is, as far as the server can tell (visitor()): the client's address, read by
+the server (mlp/rooms/limits.py), and this browser's id, a random cookie of the app's.
 """
 
 from __future__ import annotations
 
 import logging
+import re
+import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -21,18 +27,28 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from mlp.curriculum.challenges import Challenge, Score, hidden_points
-from mlp.rooms import Membership, Result, Rooms, Store
-from mlp.rooms.rooms import CLOSED, show_code
+from mlp.curriculum.challenges import Challenge, Score
+from mlp.rooms import Membership, Result, Rooms, Store, Visitor
+from mlp.rooms.posts import CLOSED, NOT_BETTER, POSTED, QUEUED, WAITING
+from mlp.rooms.ranks import show_code
 from mlp.runs.playground import Playground, score_points
+from pages.ui.cookies import Cookie, deliver, hand_over
 from pages.ui.text import say
 
 ROOM = "room"  # ?room=ABCD-EFGH: a join link
 MEMBER_KEY = "room_member"  # session state: this visitor's Membership
 ERROR_KEY = "room_error"  # session state: why the last join failed
 LINKED_KEY = "room_linked"  # session state: the code of the join link the visitor came by
-POSTED_KEY = "room_posted"  # session state: {(room, token, challenge): the score last sent, or CLOSED}
+POSTED_KEY = "room_posted"  # session state: {(room, token, challenge): (the score last sent, the answer)}
+RETURNED_KEY = "room_returned"  # session state: the membership came back from this browser's cookie
+BROWSER_KEY = "room_browser"  # session state: this browser's id (its cookie's, or a new one)
+COOKIES_KEY = "room_cookies"  # session state: the cookies last handed to the browser
+TICKET_KEY = "room_ticket"  # session state: the ticket for them (pages/ui/cookies.py)
+CHECKED_KEY = "room_cookie_checked"  # session state: this session has looked at the cookies
 CLOSED_SENTENCE = "The instructor closed this challenge: the class board now ranks it on hidden test points."
+ROOM_COOKIE, BROWSER_COOKIE = "mlp_room", "mlp_browser"
+BROWSER_DAYS = 180  # a browser's id outlives any room: a removed student's browser stays refused
+_ID = re.compile(r"[A-Za-z0-9_-]{16,64}")
 _log = logging.getLogger(__name__)
 
 
@@ -47,6 +63,28 @@ def membership() -> Membership | None:
     return st.session_state.get(MEMBER_KEY)
 
 
+def visitor() -> Visitor:
+    """This visitor's address (None on this machine) and browser id."""
+    if BROWSER_KEY not in st.session_state:
+        kept = st.context.cookies.get(BROWSER_COOKIE) if isinstance(st.context.cookies, Mapping) else None
+        st.session_state[BROWSER_KEY] = kept if isinstance(kept, str) and _ID.fullmatch(kept) else None
+    address = st.context.ip_address
+    return Visitor(address if isinstance(address, str) else None, st.session_state[BROWSER_KEY])
+
+
+def room_seed(challenge: Challenge) -> int | None:
+    """The seed of `challenge`'s hidden part in this visitor's room, or None outside one (the
+    public part: no board ranks on it)."""
+    member = membership()
+    if member is None:
+        return None
+    try:
+        return shared_rooms().hidden_seed(member, challenge.key)
+    except Exception:  # the database is away: the public part until it answers (nothing is posted meanwhile)
+        _log.warning("A room's hidden part could not be read", exc_info=True)
+        return None
+
+
 def room_box() -> None:
     """The sidebar's "Class room": join with a code and a nickname, or see where results go."""
     _from_cookie()
@@ -58,7 +96,10 @@ def room_box() -> None:
         with st.sidebar.container(border=True, key="room_member_box"):
             st.markdown(f":material/groups: Class room **{show_code(member.code)}**, as")
             st.text(member.nickname)  # as typed, never Markdown
-            st.caption("Your best checked result on each challenge goes to the class board.")
+            if st.session_state.get(RETURNED_KEY):  # a shared computer: the last student's name?
+                st.caption("This browser was in the room under this name. **Not you?** Leave, then join.")
+            else:
+                st.caption("Your best checked result on each challenge goes to the class board.")
             st.button("Leave the room", key="room_leave", on_click=_leave)
         return
     with st.sidebar.expander("Class room", icon=":material/groups:", expanded=bool(linked)):
@@ -67,51 +108,45 @@ def room_box() -> None:
                 "Room code", value=linked[:20], max_chars=20, placeholder="ABCD-EFGH", key="room_code"
             )
             st.text_input(
-                "Your nickname", max_chars=24, key="room_nickname",
+                "Your nickname",
+                max_chars=24,
+                key="room_nickname",
                 help="What the class board shows; nothing else about you is kept.",
-            )  # fmt: skip
+            )
             st.form_submit_button("Join", type="primary", on_click=_join)
         if error := st.session_state.pop(ERROR_KEY, None):
             st.error(error)  # the app's own sentences: a nickname is never in them
 
 
 def _leave() -> None:
-    st.session_state.pop(MEMBER_KEY, None)
-    st.session_state[LEFT_KEY] = True
-
-
-# The membership outlives a reload: its room and token wait in a cookie of this browser (set by a
-# component, since Streamlit sets none), and a new session reads it in its first run
-# (st.context.cookies), so coming back costs no extra run of the page.
-COOKIE = "mlp_room"
-COOKIE_DAYS = 1  # a room lasts 12 hours at most
-_REMEMBER_JS = """
-export default function (component) {
-  const { data } = component;
-  const base = `${data.name}=`, tail = "; path=/; SameSite=Strict";
-  // room code and token: letters, digits, "-", "_" and one ":", all a cookie's value may hold
-  if (data.member) document.cookie = base + data.member + `; max-age=${data.seconds}` + tail;
-  else if (data.left && document.cookie.includes(base)) document.cookie = base + "; max-age=0" + tail;
-}
-"""
-_remember_component = None
-LEFT_KEY = "room_left"  # session state: the visitor left their room here (the browser forgets it)
-CHECKED_KEY = "room_cookie_checked"  # session state: this session has looked at the cookie
+    member = st.session_state.pop(MEMBER_KEY, None)
+    st.session_state.pop(RETURNED_KEY, None)
+    if member is not None:
+        try:
+            shared_rooms().leave(member)  # its token posts nothing more, wherever it was copied
+        except Exception:  # the database is away: the session forgets it all the same
+            _log.warning("Leaving a room could not be recorded", exc_info=True)
 
 
 def _remember(member: Membership | None) -> None:
-    """The cookie follows the membership: set while in a room, removed once left."""
-    global _remember_component
-    if _remember_component is None:
-        _remember_component = st.components.v2.component("mlp_room", html="", js=_REMEMBER_JS)
-    data = {
-        "name": COOKIE,
-        "member": f"{member.code}:{member.token}" if member else None,
-        "left": bool(st.session_state.get(LEFT_KEY)),
-        "seconds": COOKIE_DAYS * 86_400,
-    }
-    with st.sidebar:
-        _remember_component(key="room_remember", data=data)
+    """The browser's cookies follow the session: its id always, its membership while in a room
+    (until the room expires), none once it left. Handed over only when they change."""
+    browser = st.session_state.get(BROWSER_KEY)
+    if browser is None:
+        browser = st.session_state[BROWSER_KEY] = secrets.token_urlsafe(24)
+    room = f"{member.code}:{member.token}" if member else ""
+    seconds = max(0, int(member.expires - time.time())) if member else 0
+    wanted = (Cookie(BROWSER_COOKIE, browser, BROWSER_DAYS * 86_400), Cookie(ROOM_COOKIE, room, seconds))
+    known = st.context.cookies if isinstance(st.context.cookies, Mapping) else {}
+    handed = st.session_state.get(COOKIES_KEY) or (
+        tuple(Cookie(c.name, known.get(c.name, ""), c.seconds) for c in wanted)  # as the browser came
+    )
+    if [(c.name, c.value) for c in handed] != [(c.name, c.value) for c in wanted]:
+        st.session_state[TICKET_KEY] = hand_over(wanted)
+    st.session_state[COOKIES_KEY] = wanted
+    if ticket := st.session_state.get(TICKET_KEY):
+        with st.sidebar:
+            deliver(ticket, key="room_cookies")
 
 
 def _from_cookie() -> None:
@@ -119,8 +154,8 @@ def _from_cookie() -> None:
     if CHECKED_KEY in st.session_state or MEMBER_KEY in st.session_state:
         return
     st.session_state[CHECKED_KEY] = True
-    kept = st.context.cookies.get(COOKIE)
-    code, _, token = (kept if isinstance(kept, str) else "").partition(":")  # (AppTest's isn't one)
+    kept = st.context.cookies.get(ROOM_COOKIE) if isinstance(st.context.cookies, Mapping) else None
+    code, _, token = (kept if isinstance(kept, str) else "").partition(":")
     if not (code and token):
         return
     try:
@@ -130,8 +165,7 @@ def _from_cookie() -> None:
         return
     if member is not None:
         st.session_state[MEMBER_KEY] = member
-    else:
-        st.session_state[LEFT_KEY] = True  # gone or closed: the browser forgets it
+        st.session_state[RETURNED_KEY] = True
 
 
 def _join() -> None:
@@ -140,11 +174,11 @@ def _join() -> None:
         st.session_state[ERROR_KEY] = "Too many tries: wait a minute, then join again."
         return
     try:
-        st.session_state[MEMBER_KEY] = shared_rooms().join(code, nickname)
+        st.session_state[MEMBER_KEY] = shared_rooms().join(code, nickname, visitor())
     except Exception as err:
         st.session_state[ERROR_KEY] = say(err)
         return
-    st.session_state.pop(LEFT_KEY, None)
+    st.session_state.pop(RETURNED_KEY, None)
 
 
 # The instructor's link carries its secret after "#" (the address's fragment), which a browser
@@ -203,50 +237,70 @@ def post_best(
     link: Mapping[str, str],
     hidden: Callable[[int], float | None] | None = None,
     own_data: bool = True,
+    altered: str | None = None,
 ) -> str | None:
-    """Posts the run's best result on `challenge` if this visitor is in a room and it beats the
-    last one posted; a sentence for the page about the board, or None outside a room."""
+    """Posts the run's best result on `challenge` if this visitor is in a room and the board
+    doesn't have it yet; a sentence for the page about the board, or None outside a room.
+    A run its link can't reproduce stays off the board: points of its own (`own_data` False:
+    uploaded, added or erased by hand), or what `altered` says (a weight set by hand...)."""
     member = membership()
     if member is None:
         return None
+    room = show_code(member.code)
     if challenge.problem(settings) is not None:
         return "Results with these settings don't go to the class board."
     if not own_data:
         return "Results on uploaded points, or points added or erased by hand, don't go to the class board."
+    if altered:
+        return (
+            f"This run doesn't go to the class board: its link can't reproduce {altered}. "
+            "Reset trains it again from the start."
+        )
     best = challenge.best(scores)
     if best is None:
-        return f"Your best result goes to the class board of room {show_code(member.code)} as you train."
-    score = getattr(best, challenge.metric)
-    posted = st.session_state.setdefault(POSTED_KEY, {})
+        return f"Your best result goes to the class board of room {room} as you train."
+    score = float(getattr(best, challenge.metric))
+    sent = st.session_state.setdefault(POSTED_KEY, {})
     key = (member.code, member.token, challenge.key)  # a nickname joined again starts afresh
-    if posted.get(key) == CLOSED:
+    last = sent.get(key)  # (score, answer)
+    if last is not None and last[1] == CLOSED:
         return CLOSED_SENTENCE
-    better = key not in posted or (
-        score > posted[key] if challenge.metric == "test_acc" else score < posted[key]
-    )
-    if better:
+    on_board = last is not None and last[1] in (POSTED, NOT_BETTER)
+    better = last is None or (score > last[0] if challenge.metric == "test_acc" else score < last[0])
+    if better or not on_board:  # a new best, or one the board doesn't have yet: (again)
         try:
             result = Result(
                 challenge.key,
-                float(score),
+                score,
                 hidden(best.epoch) if hidden is not None else None,
                 best.epoch,
                 challenge.parameters(settings),
                 f"/{challenge.page}?{urlencode(dict(link))}",
             )
-            answer = shared_rooms().post(member, result)
+            sent[key] = (score, shared_rooms().post(member, result))
         except Exception as err:  # a room gone, the database down, a fault: a sentence, never a traceback
             return say(err)
-        posted[key] = CLOSED if answer == CLOSED else score  # kept, queued, or not to be kept
-        if answer == CLOSED:
-            return CLOSED_SENTENCE
-    return f"On the class board of room {show_code(member.code)}: your best so far is posted."
+    answer = sent[key][1]
+    if answer == CLOSED:
+        return CLOSED_SENTENCE
+    if answer == QUEUED:
+        return f"Posting your best to the class board of room {room}…"
+    if answer == WAITING:
+        return (
+            "Waiting for the class board: its database is busy. Your best is kept here and "
+            "posted as soon as it answers."
+        )
+    return f"On the class board of room {room}: your best so far is posted."
 
 
-def hidden_score(run: Playground, challenge: Challenge, epoch: int) -> float:
-    """The playground run's score on the challenge's hidden test points at the end of `epoch`,
-    as its trainer scored them then (runs.playground.watch_hidden); if it didn't (the epoch ended
-    before the page began watching), the network's as it is now."""
+def hidden_score(run: Playground, challenge: Challenge, epoch: int) -> float | None:
+    """The playground run's score on the hidden test points it watches (runs.playground.watch_hidden)
+    at the end of `epoch`, as its trainer scored them then; if it didn't (the epoch ended before
+    the page began watching), the network's as it is now."""
     scored = run.trainer.watch.scored.get(epoch)
-    loss, accuracy = scored if scored is not None else score_points(run, *hidden_points(run.settings))
+    if scored is None:
+        if run.hidden is None:
+            return None
+        scored = score_points(run, run.hidden[2], run.hidden[1])
+    loss, accuracy = scored
     return accuracy if challenge.metric == "test_acc" else loss

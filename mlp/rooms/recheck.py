@@ -1,0 +1,155 @@
+"""At Close, the ranked entries re-trained from their links on the server: a board's last word.
+
+A result reaches a board only from a run its link reproduces (the page keeps the others off:
+uploads, points by hand, weights set by hand, settings changed mid-run). When the instructor
+closes a challenge, the server checks that: it trains each shown entry's link again, to the
+epoch the entry was posted at, the top of the board first, as one background job (the
+instructor's one job on the shared executor, like any visitor's), and marks each entry
+"reproduced" or "missed" (its re-run's visible score further from the posted one than NOISE)
+or "failed" (the link can't be trained). The re-run's hidden score, measured here on the room's
+hidden part, is what the closed board ranks on (mlp/rooms/ranks.py).
+
+NOISE is the run-to-run noise measured between a page's run and its re-run on the same server
+(tests/test_recheck.py): a page's run and a fresh one of the same link give the same numbers bit
+for bit on one machine (the same seed, batch order, path and threads); the allowance is half a
+test point, so a re-run flags any difference a class could see on the board.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+from collections.abc import Callable
+from urllib.parse import parse_qsl, urlsplit
+
+from mlp.curriculum.challenges import CHALLENGE, CHALLENGES, Challenge, hidden_points, playground_scores
+from mlp.data import MnistData
+from mlp.lessons import mnist as mn
+from mlp.lessons import playground as pg
+from mlp.rooms.ranks import RERUN_FAILED, RERUN_MISSED, RERUN_OK
+from mlp.rooms.records import Rerun
+from mlp.rooms.rooms import Rooms
+
+_log = logging.getLogger(__name__)
+LOSS_NOISE = 1e-4  # a loss challenge's allowance (its board shows 3 decimals)
+
+
+def allowance(challenge: Challenge, test_points: int) -> float:
+    """How far a re-run's score may be from the posted one and still be the same run: half a
+    test point for accuracy, LOSS_NOISE for a loss."""
+    return 0.5 / max(1, test_points) if challenge.metric == "test_acc" else LOSS_NOISE
+
+
+def rerun_playground(
+    link: str, epoch: int, challenge: Challenge, seed: int
+) -> tuple[float, float | None, int]:
+    """The playground run `link` describes, trained to the end of `epoch`: its score on the
+    visible test points, on the room's hidden part (`seed`), and how many visible test points."""
+    from mlp.runs.playground import Playground, score_points, watch_hidden
+
+    settings = _read(pg.from_query, link)
+    run = Playground(settings, pg.make_points(settings))
+    X, y = hidden_points(settings, seed)
+    watch_hidden(run, X, y)
+    while run.trainer.epoch < epoch and not run.trainer.finished:
+        run.run_epoch()
+    scores = {s.epoch: s for s in playground_scores(run.trainer.history)}
+    if epoch not in scores:
+        raise ValueError(f"The run ends before epoch {epoch}.")
+    scored = run.trainer.watch.scored.get(epoch) or score_points(run, X, y)
+    hidden = scored[1] if challenge.metric == "test_acc" else scored[0]
+    return getattr(scores[epoch], challenge.metric), hidden, len(run.points.y_test)
+
+
+def rerun_mnist(
+    link: str, epoch: int, challenge: Challenge, seed: int, data: MnistData, threads: int = 0
+) -> tuple[float, float | None, int]:
+    """The MNIST run `link` describes, trained to the end of `epoch` on the room's challenge part
+    (`seed`): its accuracy on the visible test digits, on the hidden ones, and how many visible."""
+    from mlp.runs.mnist import MnistRun
+
+    settings = _read(mn.from_query, link)
+    run = MnistRun(data.challenge_part(seed), settings, "re-run", threads=threads)
+    run.min_epoch_seconds = 0.0  # a class's pace is the page's; the server re-runs at full speed
+    steps = epoch * run.trainer.steps_per_epoch
+    while run.trainer.step_count < steps and not run.trainer.finished:
+        run.trainer.run_steps(min(run.trainer.steps_per_epoch, steps - run.trainer.step_count))
+    evaluation = run.evaluate()
+    score = evaluation.accuracy if challenge.metric == "test_acc" else evaluation.loss
+    return score, run.hidden_accuracy(), len(run.data.y_test)
+
+
+def _read(from_query: Callable, link: str):
+    """The settings a link gives; a ValueError if the page would skip any of its parameters (then
+    the link does not say how the entry was trained)."""
+    query = dict(parse_qsl(urlsplit(link).query))
+    query.pop(CHALLENGE, None)  # which challenge: the page's switch, not a setting
+    settings, notes = from_query(query)
+    if notes:
+        raise ValueError(f"The link has {len(notes)} setting(s) the page doesn't take.")
+    return settings
+
+
+class Recheck:
+    """A job's work (mlp.train.jobs): re-run a closed challenge's entries, one per advance, and
+    record what each found."""
+
+    def __init__(
+        self,
+        rooms: Rooms,
+        code: str,
+        challenge: str,
+        entries: list[Rerun],
+        mnist: Callable[[], MnistData] | None = None,
+        threads: int = 0,
+    ) -> None:
+        self.rooms, self.code, self.challenge = rooms, code, CHALLENGES[challenge]
+        self.entries = list(entries)
+        self.mnist, self.threads = mnist, threads
+        self.done: list[tuple[str, str]] = []  # (nickname, what its re-run found)
+        self._stopped = threading.Event()
+
+    @property
+    def finished(self) -> bool:
+        return not self.entries or self._stopped.is_set()
+
+    @property
+    def status(self) -> str:
+        return "stopped" if self._stopped.is_set() else "done"
+
+    def advance(self, seconds: float) -> None:
+        entry = self.entries.pop(0)
+        state, score, hidden = self.check(entry)
+        self.rooms.record_rerun(self.code, entry.member, self.challenge.key, state, score, hidden)
+        self.done.append((entry.nickname, state))
+
+    def check(self, entry: Rerun) -> tuple[str, float | None, float | None]:
+        """(what the re-run found, its visible score, its hidden score) for one entry."""
+        seed = self.rooms.room_seed(self.code, self.challenge.key)
+        try:
+            if self.challenge.page == "mnist":
+                if self.mnist is None:
+                    raise ValueError("No digits to re-run an MNIST challenge on.")
+                found = rerun_mnist(entry.link, entry.epoch, self.challenge, seed, self.mnist(), self.threads)
+            else:
+                found = rerun_playground(entry.link, entry.epoch, self.challenge, seed)
+        except Exception:  # a link that can't be trained: the entry is marked, the others go on
+            _log.warning("A re-run at Close failed (room %s)", self.code, exc_info=True)
+            return RERUN_FAILED, None, None
+        score, hidden, points = found
+        close = math.isfinite(score) and abs(score - entry.score) <= allowance(self.challenge, points)
+        return (RERUN_OK if close else RERUN_MISSED), score, hidden
+
+    def stop(self, reason: str) -> None:
+        self._stopped.set()
+
+    def interrupt(self) -> None:
+        self._stopped.set()
+
+    def finish(self) -> None:
+        pass
+
+    def view(self) -> tuple[int, int]:
+        """(entries re-run, entries left)."""
+        return len(self.done), len(self.entries)
