@@ -124,7 +124,6 @@ join, actions = st.columns([3, 2])
 with join:
     st.caption("Students open this link, or any page of the app and the sidebar's Class room:")
     st.code(f"{base}/?{ROOM}={room.shown_code}", language=None)
-    parts.room_controls(teacher, room.open, room.locked, room.member_cap)
 with actions:
     with st.expander("Your instructor link: keep it to yourself", icon=":material/key:"):
         st.code(f"{base}/board?{ROOM}={room.code}#{SECRET}={teacher.secret}", language=None, wrap_lines=True)
@@ -150,6 +149,7 @@ with actions:
         right.button("Close the room", icon=":material/lock:", on_click=parts.act, args=(teacher.close,))
     else:
         right.caption("Closed: no more joins or results. It is deleted when it expires.")
+    parts.room_controls(teacher, room.open, room.locked, room.member_cap)
 
 
 @st.fragment(run_every=REFRESH_SECONDS)

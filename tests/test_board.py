@@ -502,10 +502,13 @@ def _class(url: str, name: str, context: Callable) -> tuple[list[dict], str]:
         tab.get_by_role("textbox", name="Your nickname").fill(nickname)
         button(tab, "Join").click()
         expect(tab.locator(".st-key-room_member_box")).to_contain_text(nickname)
-        tab.wait_for_function("() => document.cookie.includes('mlp_room=')")  # its component has run
+        kept = wait_for_cookie(tab, "mlp_room")  # set by the server's route, not by the page
+        assert kept["httpOnly"] and kept["sameSite"] == "Lax" and not kept["secure"]  # (plain HTTP here)
+        assert "mlp_room" not in tab.evaluate("document.cookie")  # no script on the page reads it
         tab.goto(url + challenge_link(seed))  # a full reload: a new session
         wait_for_app(tab, heading="2D playground")
         expect(tab.locator(".st-key-room_member_box")).to_contain_text(code)  # back in the room
+        expect(tab.locator(".st-key-room_member_box")).to_contain_text("Not you?")  # a shared computer
         wait_for_app(tab, heading="2D playground")  # the run that brought it back has ended
         button(tab, "Play").click()
         expect(button(tab, "Pause")).to_be_visible()
@@ -517,14 +520,15 @@ def _class(url: str, name: str, context: Callable) -> tuple[list[dict], str]:
     teacher.get_by_role("button", name="Hide **ben**").click()  # the row's own button
     expect(teacher.get_by_text("1 hidden")).to_be_visible()
     button(teacher, "Close and rank on hidden points").click()
-    expect(teacher.get_by_text("Closed: ranked again on the hidden test points.")).to_be_visible()
+    expect(teacher.get_by_text("Closed: ranked again on the hidden test points")).to_be_visible()
+    expect(teacher.locator(".st-key-board_ranks_moons-20 tbody")).to_contain_text("✓ reproduced")  # re-run
     with teacher.expect_download() as download:
         button(teacher, "Download CSV").click()
     rows = list(csv.DictReader(io.StringIO(Path(download.value.path()).read_text())))
     ana = students["ana"]
     ana.get_by_role("button", name="Leave the room").click()
     expect(ana.locator(".st-key-room_member_box")).to_have_count(0)
-    ana.wait_for_function("() => !document.cookie.includes('mlp_room=')")  # the browser forgets the room
+    wait_for_cookie(ana, "mlp_room", gone=True)  # the browser forgets the room
     ana.reload()
     wait_for_app(ana, heading="2D playground")
     expect(ana.get_by_test_id("stSidebar").get_by_text("Class room", exact=True)).to_be_visible()  # to join
@@ -537,6 +541,17 @@ def _class(url: str, name: str, context: Callable) -> tuple[list[dict], str]:
     return rows, link
 
 
+def wait_for_cookie(tab, name: str, gone: bool = False, seconds: float = 60) -> dict | None:
+    """The tab's cookie `name` once the browser has it (or, `gone`, once it hasn't)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        found = next((c for c in tab.context.cookies() if c["name"] == name and c["value"]), None)
+        if (found is None) == gone:
+            return found
+        tab.wait_for_timeout(100)
+    raise AssertionError(f"cookie {name} {'still set' if gone else 'never set'}")
+
+
 def check_export(rows: list[dict]) -> None:
     assert sorted(r["nickname"] for r in rows) == sorted(STUDENTS)
     for row in rows:
@@ -545,6 +560,7 @@ def check_export(rows: list[dict]) -> None:
         assert row["setup link"].startswith("/playground?") and f"challenge={CHALLENGE}" in row["setup link"]
         assert int(row["epoch"]) <= CHALLENGES[CHALLENGE].within
     assert {r["nickname"]: r["hidden from the board"] for r in rows} == {"ana": "no", "**ben**": "yes"}
+    assert {r["nickname"]: r["re-run at close"] for r in rows} == {"ana": "reproduced", "**ben**": ""}
 
 
 @pytest.mark.browser
@@ -671,7 +687,7 @@ def test_the_boards_browser_redraws_only_what_changed(browser, tmp_path):
         tab.get_by_role("button", name="Hide ben").click()  # off the board, from its row
         expect(rows).to_have_count(1)
         expect(tab.get_by_text("3 joined · 1 hidden")).to_be_visible()
-        expect(tab.get_by_text("is off the board")).to_be_visible()  # a toast says where it went
+        expect(tab.get_by_text("off the board. Hidden from the board")).to_be_visible()  # a toast says where
         hidden = tab.get_by_test_id("stExpander").get_by_text("Hidden from the board", exact=True)
         hidden.click()
         tab.get_by_role("button", name="Show again ben").click()

@@ -40,9 +40,14 @@ def act(action: Callable[..., object], *args: object) -> bool:
 
 
 def room_controls(teacher: Instructor, room_open: bool, locked: bool, cap: int) -> None:
-    """Lock the room to new joins, and its member cap."""
+    """Lock the room to new joins, and its member cap (folded away: the board comes first)."""
     if not room_open:
         return
+    with st.expander("Who may join", icon=":material/how_to_reg:"):
+        _join_controls(teacher, locked, cap)
+
+
+def _join_controls(teacher: Instructor, locked: bool, cap: int) -> None:
     lock, size = st.columns([1, 1], vertical_alignment="bottom")
     lock.toggle(
         "Lock the room",
