@@ -23,6 +23,7 @@ from streamlit.testing.v1 import AppTest
 from deploy.replicas import healthy, nginx_path, replica_env, site_config, start_nginx, stop
 from deploy.supervisor import Replicas
 from mlp.curriculum.challenges import CHALLENGES, hidden_points, playground_scores
+from mlp.data.toy import HIDDEN_SEED
 from mlp.lessons import playground as pg
 from mlp.rooms import Instructor, Result, RoomError, Rooms, Store, StoreError, Visitor
 from mlp.runs.playground import Playground, score_points, watch_hidden
@@ -45,6 +46,14 @@ def board_page(code: str, secret: str, query: dict[str, str] | None = None) -> A
     app.switch_page("pages/board.py").run()
     assert not app.exception, app.exception
     return app
+
+
+def written(seconds: float = 30) -> None:
+    """Until the app's rooms have written every post waiting in their outbox."""
+    deadline = time.monotonic() + seconds
+    while shared_rooms().posts.outbox.next_due() is not None:
+        assert time.monotonic() < deadline, "posts still waiting"
+        time.sleep(0.05)
 
 
 def a_room(title: str = "class", **kwargs) -> tuple[Rooms, object, str]:
@@ -220,7 +229,10 @@ def test_the_page_posts_the_checkers_best_but_not_a_run_its_link_cant_reproduce(
     off, hand, on = (t.value for t in app.text)
     assert "uploaded points, or points added or erased by hand, don't go" in off
     assert "can't reproduce a weight set by hand" in hand and "Reset" in hand
-    assert "your best so far is posted" in on
+    assert on.startswith("Posting your best to the class board")  # the rooms' own thread writes it
+    written()
+    app.run()  # the page's next check
+    assert "your best so far is posted" in app.text[2].value
     code, secret = app.session_state.room
     (board,) = Instructor(Rooms(Store()), code, secret).board().challenges
     (entry,) = board.entries
@@ -270,8 +282,8 @@ def test_a_result_the_database_cant_take_is_kept_pending_and_the_page_says_so(mo
         best = st.session_state.get("best", 0.9)
         st.text(post_best(challenge, settings, [Score(5, best, 0.01)], {"seed": "0"}, lambda epoch: 0.95))
 
-    app = AppTest.from_function(script).run()
-    assert "your best so far is posted" in app.text[0].value
+    app = AppTest.from_function(script)
+    assert "your best so far is posted" in checked(app)
     rooms = shared_rooms()
     real, outage = rooms.store.transaction, [True]
 
@@ -283,14 +295,17 @@ def test_a_result_the_database_cant_take_is_kept_pending_and_the_page_says_so(mo
     monkeypatch.setattr(rooms.store, "transaction", failing)
     monkeypatch.setattr(rooms.posts.outbox, "_last", {})  # ana's last write long ago: this one goes at once
     app.session_state["best"] = 1.0
+    app.run()  # handed to the rooms' thread, which meets the locked database
+    deadline = time.monotonic() + 30
+    while not any(w.tries for w in rooms.posts.outbox._waiting.values()):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
     app.run()
     assert "Waiting for the class board" in app.text[0].value and not app.exception
     app.run()  # the next check: still waiting, the result kept
     assert "Waiting for the class board" in app.text[0].value
     outage[0] = False
-    deadline = time.monotonic() + 30
-    while rooms.posts.outbox.next_due() is not None and time.monotonic() < deadline:
-        time.sleep(0.1)  # the outbox's timer retries it
+    written()  # the outbox's timer retries it, later each time
     app.run()
     assert "your best so far is posted" in app.text[0].value
     code, secret = app.session_state.room
@@ -333,25 +348,30 @@ def closed_then_joined_again(app: AppTest) -> None:
     rooms = Rooms(Store())
     room, secret = rooms.create("class")
     app.session_state["room_member"] = rooms.join(room.code, "ana")
-    app.run()
-    assert "your best so far is posted" in app.text[0].value
+    assert "your best so far is posted" in checked(app)
     Instructor(rooms, room.code, secret).close_challenge("moons-20")
     app.session_state["best"] = 0.95  # better: posted, refused, the challenge is closed
-    app.run()
-    assert app.text[0].value.startswith("The instructor closed this challenge")
+    assert checked(app).startswith("The instructor closed this challenge")
     app.run()  # and the next check says the same, not "posted"
     assert app.text[0].value.startswith("The instructor closed this challenge")
     again, again_secret = rooms.create("the same class, after a break")
     app.session_state["room_member"] = rooms.join(again.code, "ana")
     app.session_state["best"] = 0.9
-    app.run()
+    checked(app)
     ana = rooms.join(again.code, "ana 2")  # left, and joined the same room again under another nickname
     app.session_state["room_member"] = ana
     app.session_state["best"] = 0.85  # worse than ana's: still the new membership's first result
-    app.run()
-    assert "your best so far is posted" in app.text[0].value
+    assert "your best so far is posted" in checked(app)
     (board,) = Instructor(rooms, again.code, again_secret).board().challenges
     assert sorted((e.nickname, e.score) for e in board.entries) == [("ana", 0.9), ("ana 2", 0.85)]
+
+
+def checked(app: AppTest) -> str:
+    """What the page says of the board after a check, the rooms' thread's write, and the next check."""
+    app.run()
+    written()
+    app.run()
+    return app.text[0].value
 
 
 @pytest.mark.slow
@@ -361,11 +381,17 @@ def test_the_mnist_page_checks_a_challenge_on_its_visible_digits_and_posts_the_h
     app = open_page("pages/mnist.py", {"challenge": "mnist-3"})
     assert any("700 test digits (300 more kept hidden for the challenge)" in i.value for i in app.info)
     app.session_state["room_member"] = rooms.join(room.code, "ana")
+    app.run()  # in the room: the page's digits are the room's part
     train(app, epochs=1)
     assert not app.exception
     run = app.session_state["mn_session"].run
     assert run.data.hidden is not None and len(run.evaluate().predicted) == 700  # the page shows these
-    (board,) = rooms.board(room.code, secret).challenges
+    assert (
+        run.data.part_seed == rooms.room_seed(room.code, "mnist-3") != HIDDEN_SEED
+    )  # the room's secret chose them
+    written()
+    app.run()
+    (board,) = Instructor(rooms, room.code, secret).board().challenges
     (entry,) = board.entries
     assert (entry.nickname, entry.epoch, entry.score) == ("ana", 1, pytest.approx(run.evaluate().accuracy))
     assert entry.hidden_score == pytest.approx(run.hidden_accuracy()) and 0.5 < entry.hidden_score < 1

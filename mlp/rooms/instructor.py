@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import mlp.rooms.limits as limits
 from mlp.curriculum.challenges import CHALLENGES
 from mlp.rooms.names import name_keys
-from mlp.rooms.ranks import CSV_COLUMNS, RERUN_QUEUED, RESULT_COLUMNS, Board, Room, csv_text, ranked
+from mlp.rooms.ranks import CSV_COLUMNS, RERUN_QUEUED, Board, Room, board_rows, challenge_boards, csv_text
 from mlp.rooms.records import Rerun, RoomError, digest
 from mlp.rooms.rooms import Rooms, check_cap
 
@@ -140,15 +140,11 @@ class Instructor:
                 "SELECT nickname, hidden, gone, removed FROM members WHERE room = ? ORDER BY joined",
                 (self.code,),
             )
-            rows = db.all(
-                f"SELECT {RESULT_COLUMNS} FROM results r JOIN members m ON m.room = r.room "
-                "AND m.member = r.member WHERE r.room = ? AND m.hidden = 0 AND m.removed = 0",
-                (self.code,),
-            )
             closed = {
                 c for (c,) in db.all("SELECT challenge FROM closed_challenges WHERE room = ?", (self.code,))
             }
-        boards = [board for key in CHALLENGES if (board := ranked(key, rows, closed, top)) is not None]
+            rows, counts = board_rows(db, self.code, closed, top)
+        boards = challenge_boards(rows, counts, closed)
         return Board(
             room,
             members=sum(g is None for _, _, g, _ in members),

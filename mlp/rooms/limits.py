@@ -34,7 +34,7 @@ NICKNAMES_PER_BROWSER = 3  # nicknames one browser may join one room under
 JOINS_PER_ADDRESS = (
     120  # joins tried from one address, into any room, per JOIN_WINDOW (a class behind one router)
 )
-JOINS_PER_ROOM = 300  # joins tried into one room per JOIN_WINDOW
+JOINS_PER_ROOM = 600  # joins tried into one room per JOIN_WINDOW (a full room of MAX_MEMBERS, and tries)
 JOIN_WINDOW = 600.0  # seconds
 ROOMS_PER_ADDRESS = 3  # open rooms started from one address
 OPENS_PER_ADDRESS = 10  # rooms started from one address per OPEN_WINDOW

@@ -44,8 +44,9 @@ class Posts:
         self._away_until = -math.inf  # after a transient failure: posts wait without asking the database
         self._written: OrderedDict[tuple[str, str], float] = OrderedDict()  # (token, challenge) -> goodness
         self._refused: OrderedDict[str, str] = OrderedDict()  # token -> why its posts can't be written
+        self._closed: set[tuple[str, str]] = set()  # (token, challenge): the challenge is closed
 
-    def post(self, membership: Membership, result: Result) -> str:
+    def post(self, membership: Membership, result: Result, inline: bool = True) -> str:
         """Posts `result` if it beats the member's best on its challenge.
 
         On the board: POSTED, or NOT_BETTER (the member's best is as good). Not yet: QUEUED (a
@@ -54,13 +55,20 @@ class Posts:
         Never: TOO_LATE (past the challenge's epochs) or CLOSED (the challenge is closed). A
         RoomError when the room is gone or closed, or the membership isn't one (left, removed,
         or a token the room never gave). The caller posts only runs whose settings the challenge
-        accepts (Challenge.problem) and whose link reproduces them."""
+        accepts (Challenge.problem) and whose link reproduces them.
+
+        `inline` False: the caller's thread never waits for the database (a page's live panel,
+        which draws in its turn of the process's line: mlp.train.turns); the post is QUEUED for
+        the writer's thread, and a later post of the same result hears NOT_BETTER once it is
+        on the board."""
         challenge, link, hidden = _checked(result)
         if challenge.within is not None and result.epoch > challenge.within:
             return TOO_LATE  # past the challenge's epochs: it doesn't count
         token, now = digest(membership.token), self.clock()
         if refused := self._refused.get(token):  # left, removed, a room gone: known here already
             raise RoomError(refused)
+        if (token, result.challenge) in self._closed:
+            return CLOSED
         good = goodness(challenge, result.score)
         if self._written.get((token, result.challenge), -math.inf) >= good:
             return NOT_BETTER  # this process wrote as good a result already
@@ -68,9 +76,9 @@ class Posts:
         if now < self._away_until or self.outbox.failing(token, result.challenge):  # the database is away
             self._due(self.outbox.hold(token, result.challenge, post, max(now, self._away_until)))
             return WAITING
-        due = self.outbox.admit(token, result.challenge, post, now)
-        if due is not None:
-            self._due(due)
+        due = self.outbox.admit(token, result.challenge, post, now) if inline else None
+        if due is not None or not inline:
+            self._due(due if due is not None else self.outbox.hold(token, result.challenge, post, now))
             return QUEUED
         return self._write(membership, result, link, hidden, now)
 
@@ -97,6 +105,8 @@ class Posts:
             return WAITING
         if answer in (POSTED, NOT_BETTER):
             self._remember(token, result)
+        elif answer == CLOSED and len(self._closed) < 100_000:
+            self._closed.add((token, result.challenge))
         return answer
 
     def flush(self) -> None:

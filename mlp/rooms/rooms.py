@@ -288,10 +288,11 @@ class Rooms:
 
     # --- what members post: mlp/rooms/posts.py -------------------------------------------------
 
-    def post(self, membership: Membership, result: Result) -> str:
+    def post(self, membership: Membership, result: Result, inline: bool = True) -> str:
         """Posts.post: `result` onto the board if it beats the member's best (POSTED, NOT_BETTER),
-        waiting (QUEUED, WAITING), or never (TOO_LATE, CLOSED)."""
-        return self.posts.post(membership, result)
+        waiting (QUEUED, WAITING), or never (TOO_LATE, CLOSED); `inline` False never waits for
+        the database in the caller's thread."""
+        return self.posts.post(membership, result, inline)
 
     def flush(self) -> None:
         """Writes the waiting posts that are due."""

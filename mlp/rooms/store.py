@@ -114,6 +114,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             at DOUBLE PRECISION NOT NULL
         )""",
         "CREATE INDEX tries_who ON tries (what, who, at)",
+        # a board's ranks, top first, without sorting every entry (mlp/rooms/ranks.board_rows)
+        "CREATE INDEX results_rank ON results (room, challenge, goodness DESC, posted)",
         "CREATE TABLE keys (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
     ),
 )

@@ -45,6 +45,7 @@ BROWSER_KEY = "room_browser"  # session state: this browser's id (its cookie's, 
 COOKIES_KEY = "room_cookies"  # session state: the cookies last handed to the browser
 TICKET_KEY = "room_ticket"  # session state: the ticket for them (pages/ui/cookies.py)
 CHECKED_KEY = "room_cookie_checked"  # session state: this session has looked at the cookies
+SEEDS_KEY = "room_seeds"  # session state: {(room, token, challenge): its hidden part's seed}
 CLOSED_SENTENCE = "The instructor closed this challenge: the class board now ranks it on hidden test points."
 ROOM_COOKIE, BROWSER_COOKIE = "mlp_room", "mlp_browser"
 BROWSER_DAYS = 180  # a browser's id outlives any room: a removed student's browser stays refused
@@ -74,15 +75,22 @@ def visitor() -> Visitor:
 
 def room_seed(challenge: Challenge) -> int | None:
     """The seed of `challenge`'s hidden part in this visitor's room, or None outside one (the
-    public part: no board ranks on it)."""
+    public part: no board ranks on it). Asked of the database once a membership and challenge
+    (a live panel asks at every check, in its turn: mlp.train.turns)."""
     member = membership()
     if member is None:
         return None
-    try:
-        return shared_rooms().hidden_seed(member, challenge.key)
-    except Exception:  # the database is away: the public part until it answers (nothing is posted meanwhile)
-        _log.warning("A room's hidden part could not be read", exc_info=True)
-        return None
+    seeds = st.session_state.setdefault(SEEDS_KEY, {})
+    key = (member.code, member.token, challenge.key)
+    if key not in seeds:
+        try:
+            seeds[key] = shared_rooms().hidden_seed(member, challenge.key)
+        except (
+            Exception
+        ):  # the database is away: the public part until it answers (nothing is posted meanwhile)
+            _log.warning("A room's hidden part could not be read", exc_info=True)
+            return None
+    return seeds[key]
 
 
 def room_box() -> None:
@@ -277,13 +285,14 @@ def post_best(
                 challenge.parameters(settings),
                 f"/{challenge.page}?{urlencode(dict(link))}",
             )
-            sent[key] = (score, shared_rooms().post(member, result))
+            # never waiting for the database here: a live panel draws in its turn (mlp.train.turns)
+            sent[key] = (score, shared_rooms().post(member, result, inline=False))
         except Exception as err:  # a room gone, the database down, a fault: a sentence, never a traceback
             return say(err)
     answer = sent[key][1]
     if answer == CLOSED:
         return CLOSED_SENTENCE
-    if answer == QUEUED:
+    if answer == QUEUED:  # written by the rooms' own thread in a moment: the next check says so
         return f"Posting your best to the class board of room {room}…"
     if answer == WAITING:
         return (
