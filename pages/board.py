@@ -152,7 +152,6 @@ with actions:
     parts.room_controls(teacher, room.open, room.locked, room.member_cap)
 
 
-@st.fragment(run_every=REFRESH_SECONDS)
 def live_board() -> None:
     try:
         board: Board = teacher.board()
@@ -167,7 +166,6 @@ def live_board() -> None:
     for entry in board.challenges:
         parts.challenge_panel(teacher, entry, base)
     parts.keep_rechecking(teacher, board)
-    parts.students_panel(teacher, board)
     if board.hidden:  # put back from here
         with st.expander("Hidden from the board", icon=":material/visibility_off:"):
             rows = [{"Nickname": n, parts.SHOW: n} for n in board.hidden]
@@ -179,4 +177,8 @@ def live_board() -> None:
         st.error(error, icon=":material/error:")
 
 
-live_board()
+# While the instructor chooses students (the panel below is open), the board holds still: a
+# redraw twice a second would close the list under the pointer and wipe what was typed.
+choosing = bool(st.session_state.get(parts.STUDENTS_KEY))
+st.fragment(run_every=None if choosing else REFRESH_SECONDS)(live_board)()
+parts.students_panel(teacher)

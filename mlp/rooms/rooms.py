@@ -247,6 +247,26 @@ class Rooms:
             )
         return Membership(code, row[0], token, row[1]) if row else None
 
+    def standing(self, membership: Membership) -> str | None:
+        """Why the membership no longer holds, in a sentence for its student (removed, left
+        elsewhere, the room closed or expired); None while it does."""
+        with self.store.transaction(write=False) as db:
+            row = db.one(
+                "SELECT m.gone, m.removed, r.closed, r.expires FROM rooms r LEFT JOIN members m "
+                "ON m.room = r.code AND m.token = ? WHERE r.code = ?",
+                (digest(membership.token), membership.code),
+            )
+        room = show_code(membership.code)
+        if row is None or row[3] <= self.clock():
+            return f"Room {room} has ended: its board is gone."
+        if row[1]:
+            return f"The instructor removed you from room {room}: your results are off its board."
+        if row[2] is not None:
+            return f"The instructor closed room {room}: its board takes no more results."
+        if row[0] is not None or row[1] is None:
+            return f"You left room {room} (from another tab or window): join again to post."
+        return None
+
     def leave(self, membership: Membership) -> None:
         """Ends the membership: its token posts nothing more. Its results stay on the board, and
         the same browser may join again under the same nickname."""

@@ -25,6 +25,7 @@ from pages.ui.text import literal, say
 
 ERROR_KEY = "board_error"  # session state: what the last action couldn't do, in a sentence
 RECHECKS_KEY = "board_rechecks"  # session state: {challenge: the job re-running its entries}
+STUDENTS_KEY = "board_students"  # session state: the students panel is open (the board holds still)
 HIDE, SHOW = "Hide", "Show again"  # a row's buttons (on its nickname)
 WAIT = ":material/hourglass_top:"
 
@@ -48,15 +49,14 @@ def room_controls(teacher: Instructor, room_open: bool, locked: bool, cap: int) 
 
 
 def _join_controls(teacher: Instructor, locked: bool, cap: int) -> None:
-    lock, size = st.columns([1, 1], vertical_alignment="bottom")
-    lock.toggle(
+    st.toggle(
         "Lock the room",
         value=locked,
         key="board_locked",
         on_change=lambda: act(teacher.lock, bool(st.session_state.board_locked)),
         help="No new joins; everyone in the room keeps posting. Turn it off to let latecomers in.",
     )
-    size.number_input(
+    st.number_input(
         "Students at most",
         min_value=2,
         max_value=MAX_MEMBERS,
@@ -151,16 +151,24 @@ def challenge_panel(teacher: Instructor, entry: ChallengeBoard, base: str) -> No
                 st.caption(f"… and {entry.more:,} more below these {len(entry.entries)}: the CSV has all.")
 
 
-def students_panel(teacher: Instructor, board: Board) -> None:
+def students_panel(teacher: Instructor) -> None:
     """Hide several students at once, show them again, remove them (off the board, their browser
     and network refused), or let removed ones back in."""
-    if not (board.nicknames or board.removed):
+    try:
+        board = teacher.board(top=0)
+    except Exception as err:  # the app's sentence, or what a fault means: never a traceback
+        st.error(say(err), icon=":material/error:")
         return
-    with st.expander("Students: hide or remove several", icon=":material/group:"):
+    with st.expander(
+        "Students: hide or remove several", icon=":material/group:", key=STUDENTS_KEY, on_change="rerun"
+    ) as panel:
+        if not panel.open:
+            return
+        st.caption("The board holds still while this is open.")
         chosen = st.multiselect(
             "Students", board.nicknames, key="board_chosen", placeholder="Choose one or more nicknames"
         )
-        hide_, show_, remove_ = st.columns(3)
+        hide_, show_, remove_, refresh = st.columns(4)
         hide_.button("Hide", key="board_hide", disabled=not chosen, on_click=hide, args=(teacher, chosen))
         show_.button(
             "Show again",
@@ -179,6 +187,7 @@ def students_panel(teacher: Instructor, board: Board) -> None:
             help="Ends their membership and takes their results off the board (the CSV keeps them). "
             "Their browser, and anyone on their network, can't join again until you let them back in.",
         )
+        refresh.button("Refresh the list", key="board_refresh", icon=":material/refresh:")
         if board.removed:
             back = st.multiselect("Removed", board.removed, key="board_removed", placeholder="Let back in…")
             let_in = (teacher.let_in, back)

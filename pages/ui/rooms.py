@@ -18,6 +18,7 @@ the server (mlp/rooms/limits.py), and this browser's id, a random cookie of the 
 from __future__ import annotations
 
 import logging
+import math
 import re
 import secrets
 import time
@@ -46,7 +47,13 @@ COOKIES_KEY = "room_cookies"  # session state: the cookies last handed to the br
 TICKET_KEY = "room_ticket"  # session state: the ticket for them (pages/ui/cookies.py)
 CHECKED_KEY = "room_cookie_checked"  # session state: this session has looked at the cookies
 SEEDS_KEY = "room_seeds"  # session state: {(room, token, challenge): its hidden part's seed}
+STANDING_KEY = "room_standing"  # session state: when the membership was last looked at
+GONE_KEY = "room_gone"  # session state: why the membership ended, if the room ended it
 CLOSED_SENTENCE = "The instructor closed this challenge: the class board now ranks it on hidden test points."
+WAITING_SENTENCE = (
+    "Waiting for the class board: its database is busy. Your best is kept here and posted as soon "
+    "as it answers."
+)
 ROOM_COOKIE, BROWSER_COOKIE = "mlp_room", "mlp_browser"
 BROWSER_DAYS = 180  # a browser's id outlives any room: a removed student's browser stays refused
 _ID = re.compile(r"[A-Za-z0-9_-]{16,64}")
@@ -66,11 +73,17 @@ def membership() -> Membership | None:
 
 def visitor() -> Visitor:
     """This visitor's address (None on this machine) and browser id."""
+    address = st.context.ip_address
+    return Visitor(address if isinstance(address, str) else None, browser_id())
+
+
+def browser_id() -> str:
+    """This browser's id: its cookie's, or a new one (which _remember hands the browser)."""
     if BROWSER_KEY not in st.session_state:
         kept = st.context.cookies.get(BROWSER_COOKIE) if isinstance(st.context.cookies, Mapping) else None
-        st.session_state[BROWSER_KEY] = kept if isinstance(kept, str) and _ID.fullmatch(kept) else None
-    address = st.context.ip_address
-    return Visitor(address if isinstance(address, str) else None, st.session_state[BROWSER_KEY])
+        fresh = secrets.token_urlsafe(24)
+        st.session_state[BROWSER_KEY] = kept if isinstance(kept, str) and _ID.fullmatch(kept) else fresh
+    return st.session_state[BROWSER_KEY]
 
 
 def room_seed(challenge: Challenge) -> int | None:
@@ -98,7 +111,7 @@ def room_box() -> None:
     _from_cookie()
     # A join link's code, kept for the session: a page that rewrites its address bar drops it
     linked = st.session_state[LINKED_KEY] = st.query_params.get(ROOM) or st.session_state.get(LINKED_KEY, "")
-    member = membership()
+    member = _still_in(membership())
     _remember(member)
     if member is not None:
         with st.sidebar.container(border=True, key="room_member_box"):
@@ -110,7 +123,8 @@ def room_box() -> None:
                 st.caption("Your best checked result on each challenge goes to the class board.")
             st.button("Leave the room", key="room_leave", on_click=_leave)
         return
-    with st.sidebar.expander("Class room", icon=":material/groups:", expanded=bool(linked)):
+    gone = st.session_state.get(GONE_KEY)  # the room ended the membership: open, saying why
+    with st.sidebar.expander("Class room", icon=":material/groups:", expanded=bool(linked or gone)):
         with st.form("room_join", border=False):
             st.text_input(
                 "Room code", value=linked[:20], max_chars=20, placeholder="ABCD-EFGH", key="room_code"
@@ -124,6 +138,28 @@ def room_box() -> None:
             st.form_submit_button("Join", type="primary", on_click=_join)
         if error := st.session_state.pop(ERROR_KEY, None):
             st.error(error)  # the app's own sentences: a nickname is never in them
+        if gone:
+            st.info(gone, icon=":material/info:")
+
+
+STANDING_SECONDS = 10.0  # a membership is looked at again (removed? room closed?) at most this often
+
+
+def _still_in(member: Membership | None) -> Membership | None:
+    """The membership, unless the room says it no longer holds (then the sidebar says why)."""
+    now = time.monotonic()
+    if member is None or now - st.session_state.get(STANDING_KEY, -math.inf) < STANDING_SECONDS:
+        return member
+    st.session_state[STANDING_KEY] = now
+    try:
+        gone = shared_rooms().standing(member)
+    except Exception:  # the database is away: the membership stands until it answers
+        return member
+    if gone is None:
+        return member
+    st.session_state.pop(MEMBER_KEY, None)
+    st.session_state[GONE_KEY] = gone
+    return None
 
 
 def _leave() -> None:
@@ -139,9 +175,7 @@ def _leave() -> None:
 def _remember(member: Membership | None) -> None:
     """The browser's cookies follow the session: its id always, its membership while in a room
     (until the room expires), none once it left. Handed over only when they change."""
-    browser = st.session_state.get(BROWSER_KEY)
-    if browser is None:
-        browser = st.session_state[BROWSER_KEY] = secrets.token_urlsafe(24)
+    browser = browser_id()
     room = f"{member.code}:{member.token}" if member else ""
     seconds = max(0, int(member.expires - time.time())) if member else 0
     wanted = (Cookie(BROWSER_COOKIE, browser, BROWSER_DAYS * 86_400), Cookie(ROOM_COOKIE, room, seconds))
@@ -187,6 +221,7 @@ def _join() -> None:
         st.session_state[ERROR_KEY] = say(err)
         return
     st.session_state.pop(RETURNED_KEY, None)
+    st.session_state.pop(GONE_KEY, None)
 
 
 # The instructor's link carries its secret after "#" (the address's fragment), which a browser
@@ -267,6 +302,10 @@ def post_best(
     best = challenge.best(scores)
     if best is None:
         return f"Your best result goes to the class board of room {room} as you train."
+    if (member.code, member.token, challenge.key) not in st.session_state.get(SEEDS_KEY, {}):
+        room_seed(challenge)  # the room's hidden part isn't known yet (the database was away): ask again
+        if (member.code, member.token, challenge.key) not in st.session_state.get(SEEDS_KEY, {}):
+            return WAITING_SENTENCE  # its hidden score would be another part's: nothing posted yet
     score = float(getattr(best, challenge.metric))
     sent = st.session_state.setdefault(POSTED_KEY, {})
     key = (member.code, member.token, challenge.key)  # a nickname joined again starts afresh
@@ -295,10 +334,7 @@ def post_best(
     if answer == QUEUED:  # written by the rooms' own thread in a moment: the next check says so
         return f"Posting your best to the class board of room {room}…"
     if answer == WAITING:
-        return (
-            "Waiting for the class board: its database is busy. Your best is kept here and "
-            "posted as soon as it answers."
-        )
+        return WAITING_SENTENCE
     return f"On the class board of room {room}: your best so far is posted."
 
 
