@@ -38,6 +38,7 @@ from deploy.supervisor import Replicas, healthy
 SITE = Path(__file__).with_name("nginx.conf")
 BLOCK = re.compile(r"(?<=# --- replicas ---\n).*(?=# --- end of replicas ---\n)", re.DOTALL)
 LISTEN = re.compile(r"^(\s*)listen \S+;$", re.MULTILINE)
+ACCESS_LOG = re.compile(r"^(\s*)access_log \S+ mlp;$", re.MULTILINE)  # the site's, in its server block
 SECRET_VAR = "STREAMLIT_SERVER_COOKIE_SECRET"
 
 # nginx as a plain process: every file it writes stays in its folder (its -p prefix). One worker:
@@ -50,8 +51,8 @@ pid nginx.pid;
 error_log error.log;
 events { worker_connections 1024; }
 http {
-    log_format replicas '$remote_addr [$time_local] "$request" $status replica=$upstream_addr '
-                        'cookie=$cookie_mlp_replica';
+    log_format replicas '$remote_addr [$time_local] "$request_method $uri $server_protocol" $status '
+                        'replica=$upstream_addr cookie=$cookie_mlp_replica';
     access_log access.log replicas;
     # No temp files: run as root, nginx's workers are user nobody, who may not reach this folder
     # (under a 0700 temporary directory, uploads then failed with 500). Request bodies stay in
@@ -115,7 +116,10 @@ def nginx_command(folder: Path, site: str) -> list[str]:
     in the foreground, its pid, logs and temp files in `folder` too."""
     nginx = nginx_path() or "nginx"
     (folder / "temp").mkdir(parents=True, exist_ok=True)
-    (folder / "site.conf").write_text(site)
+    # nginx as a plain process logs into its folder, in MAIN_CONFIG's format (which names the cookie)
+    (folder / "site.conf").write_text(
+        ACCESS_LOG.sub(lambda m: f"{m[1]}access_log access.log replicas;", site)
+    )
     (folder / "nginx.conf").write_text(MAIN_CONFIG)
     return [nginx, "-p", f"{folder}/", "-c", "nginx.conf", "-e", "error.log"]
 

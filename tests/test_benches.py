@@ -62,9 +62,14 @@ BROWSER = {  # bench -> the arguments of its tiny real run
 }
 
 
+ELSEWHERE = {"board_flood": "tests/test_board_flood.py"}  # bench -> the test that runs it small
+
+
 def test_every_bench_has_a_smoke_test():
     benches = {m.name for m in pkgutil.iter_modules(bench.__path__)} - {"timing"}
-    assert benches == set(SMOKE) | set(BROWSER)
+    assert benches == set(SMOKE) | set(BROWSER) | set(ELSEWHERE)
+    for name, test in ELSEWHERE.items():
+        assert f"from bench.{name} import" in (ROOT / test).read_text(), test
 
 
 @pytest.mark.parametrize("name", sorted(SMOKE))

@@ -139,6 +139,8 @@ def test_the_instructor_locks_caps_hides_and_removes_students_from_the_board():
     assert Instructor(rooms, room.code, secret).room().locked
     with pytest.raises(RoomError, match="locked"):
         rooms.join(room.code, "dee", Visitor("10.0.1.9"))
+    app.session_state["board_students"] = True  # the students panel opened (the board holds still)
+    app.run()
     app.multiselect(key="board_chosen").set_value(["**ben**", "cy"]).run()
     app.button(key="board_remove").click().run()
     assert not app.exception

@@ -191,7 +191,7 @@ def test_kubernetes_pods_run_the_image_as_the_dockerfile_does(kube):
     assert container["ports"] == [{"name": "http", "containerPort": dockerfile_port()}]
     uid = int(re.search(r"useradd .*--uid (\d+)", DOCKERFILE)[1])
     assert pod["securityContext"] == {"runAsNonRoot": True, "runAsUser": uid}
-    env = {e["name"]: e["valueFrom"]["secretKeyRef"] for e in container["env"]}
+    env = {e["name"]: e["valueFrom"]["secretKeyRef"] for e in container["env"] if "valueFrom" in e}
     assert env.keys() == {"STREAMLIT_SERVER_COOKIE_SECRET", "MLP_DATABASE_URL"}  # both from the secret
     assert {ref["name"] for ref in env.values()} == {"mlp-playground"}
     assert kube["Deployment"]["spec"]["replicas"] >= 2
@@ -238,3 +238,33 @@ def test_every_load_balancer_takes_every_upload_streamlit_takes():
 
     server = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())["server"]
     assert server["maxUploadSize"] < nginx_upload_mb()  # a form's wrapping adds a few hundred bytes
+
+
+def test_no_access_log_keeps_a_query_and_the_replica_cookie_is_secure_behind_https(compose):
+    """No secret of the app's is in a URL; nginx's logs keep no query all the same (an old link
+    may still carry one), and the replica cookie is Secure over HTTPS."""
+    from deploy.replicas import MAIN_CONFIG
+
+    for text in (SITE.read_text(), (ROOT / "deploy" / "compose-nginx.conf").read_text(), MAIN_CONFIG):
+        for fmt in re.findall(r"log_format\s+\w+\s+((?:'[^']*'\s*)+);", text):
+            assert not re.search(r"\$(request|request_uri|args|query_string|arg_\w+)\b", fmt), fmt
+            assert "$uri" in fmt
+    site = SITE.read_text()
+    assert re.search(r"^\s*access_log \S+ mlp;$", site, re.MULTILINE)  # the site's own format
+    assert 'SameSite=Lax$mlp_secure" always;' in site and '~^https: "; Secure";' in site
+
+
+def test_the_app_trusts_a_visitors_forwarded_address_from_its_own_proxy_alone(compose, kube):
+    """Streamlit's server (uvicorn) reads X-Forwarded-For only from $FORWARDED_ALLOW_IPS: the
+    class rooms limit joins by address (mlp/rooms/limits.py)."""
+    nginx = compose["services"]["nginx"]["networks"]["mlp"]["ipv4_address"]
+    for app in replicas(compose).values():
+        assert app["environment"]["FORWARDED_ALLOW_IPS"] == nginx
+    env = {
+        e["name"]: e.get("value")
+        for e in kube["Deployment"]["spec"]["template"]["spec"]["containers"][0]["env"]
+    }
+    assert env["FORWARDED_ALLOW_IPS"] == "*"
+    assert (
+        kube["Service"]["spec"].get("type", "ClusterIP") == "ClusterIP"
+    )  # reached through the Ingress alone

@@ -20,7 +20,7 @@ from mlp.lessons import mnist as mn
 from mlp.lessons import playground as pg
 from mlp.rooms import Instructor, Result, Rooms, Store, Visitor
 from mlp.rooms.ranks import RERUN_FAILED, RERUN_MISSED, RERUN_OK
-from mlp.rooms.recheck import LOSS_NOISE, Recheck, allowance, rerun_mnist, rerun_playground
+from mlp.rooms.recheck import LOSS_NOISE, Recheck, allowance, record, rerun_mnist, rerun_playground
 from mlp.runs.playground import Playground, watch_hidden
 from mlp.train.jobs import Executor
 
@@ -140,10 +140,8 @@ def test_a_closed_board_ranks_on_the_re_runs_hidden_score(tmp_path):
     rooms.post(ben, Result("moons-20", 0.98, 0.95, 5, 0, "/playground?b"))
     teacher.close_challenge("moons-20")
     members = {e.nickname: e.member for e in teacher.reruns("moons-20")}
-    rooms.record_rerun(
-        room.code, members["ana"], "moons-20", RERUN_OK, 0.99, 0.90
-    )  # the server measured 0.90
-    rooms.record_rerun(room.code, members["ben"], "moons-20", RERUN_OK, 0.98, 0.95)
+    record(rooms, room.code, members["ana"], "moons-20", RERUN_OK, 0.99, 0.90)  # the server measured 0.90
+    record(rooms, room.code, members["ben"], "moons-20", RERUN_OK, 0.98, 0.95)
     (board,) = teacher.board().challenges
     assert [(e.nickname, e.final_rank, e.hidden_score) for e in board.entries] == [
         ("ben", 1, 0.95),

@@ -91,6 +91,25 @@ def _read(from_query: Callable, link: str):
     return settings
 
 
+def record(
+    rooms: Rooms,
+    code: str,
+    member: str,
+    challenge: str,
+    state: str,
+    score: float | None,
+    hidden: float | None,
+) -> None:
+    """What a re-run at Close found for one entry: its state (RERUN_*), its visible score, its
+    hidden one (what the closed board ranks on: mlp/rooms/ranks.py)."""
+    with rooms.store.transaction() as db:
+        db.execute(
+            "UPDATE results SET rerun = ?, rerun_score = ?, rerun_hidden = ? "
+            "WHERE room = ? AND member = ? AND challenge = ?",
+            (state, score, hidden, code, member, challenge),
+        )
+
+
 class Recheck:
     """A job's work (mlp.train.jobs): re-run a closed challenge's entries, one per advance, and
     record what each found."""
@@ -121,7 +140,7 @@ class Recheck:
     def advance(self, seconds: float) -> None:
         entry = self.entries.pop(0)
         state, score, hidden = self.check(entry)
-        self.rooms.record_rerun(self.code, entry.member, self.challenge.key, state, score, hidden)
+        record(self.rooms, self.code, entry.member, self.challenge.key, state, score, hidden)
         self.done.append((entry.nickname, state))
 
     def check(self, entry: Rerun) -> tuple[str, float | None, float | None]:

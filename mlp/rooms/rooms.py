@@ -309,25 +309,13 @@ class Rooms:
     # --- what members post: mlp/rooms/posts.py -------------------------------------------------
 
     def post(self, membership: Membership, result: Result, inline: bool = True) -> str:
-        """Posts.post: `result` onto the board if it beats the member's best (POSTED, NOT_BETTER),
-        waiting (QUEUED, WAITING), or never (TOO_LATE, CLOSED); `inline` False never waits for
-        the database in the caller's thread."""
+        """Posts.post: `result` on the board if it is the member's best (POSTED, NOT_BETTER), not
+        yet (QUEUED, WAITING) or never (TOO_LATE, CLOSED); `inline` False: never wait for the database."""
         return self.posts.post(membership, result, inline)
 
     def flush(self) -> None:
         """Writes the waiting posts that are due."""
         self.posts.flush()
-
-    def record_rerun(
-        self, code: str, member: str, challenge: str, state: str, score: float | None, hidden: float | None
-    ) -> None:
-        """What a re-run at Close found for one entry (mlp/rooms/recheck.py)."""
-        with self.store.transaction() as db:
-            db.execute(
-                "UPDATE results SET rerun = ?, rerun_score = ?, rerun_hidden = ? "
-                "WHERE room = ? AND member = ? AND challenge = ?",
-                (state, score, hidden, code, member, challenge),
-            )
 
 
 def join_problem(
