@@ -4,6 +4,7 @@ HTTPS; a ticket is good once, for a minute, and the tickets waiting are bounded.
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from starlette.requests import Request
@@ -22,7 +23,8 @@ def post(ticket: str, scheme: str = "http") -> tuple[int, list[str]]:
         "query_string": b"",
         "server": ("127.0.0.1", 8501),
     }
-    response = asyncio.run(endpoint(Request(scope)))
+    with ThreadPoolExecutor(1) as pool:  # its own event loop (Playwright's may run in this thread)
+        response = pool.submit(asyncio.run, endpoint(Request(scope))).result()
     return response.status_code, [v.decode() for k, v in response.raw_headers if k == b"set-cookie"]
 
 

@@ -209,6 +209,26 @@ def wait_for_stop(tab, number: int) -> None:
         quiet = 0 if tab.locator('[data-testid="stStatusWidget"]').count() else quiet + 1
 
 
+def press_for_stop(tab, key: str, number: int, tries: int = 3) -> None:
+    """Press `key` until the tour is at stop `number`. (A press that lands while the page is
+    running again, from a component's first draw, can go unheard, as it would for a presenter,
+    who presses again: seen once in a whole suite's run, never alone.)"""
+    for _ in range(tries - 1):
+        tab.keyboard.press(key)
+        try:
+            tab.wait_for_function(
+                "(n) => new URLSearchParams(location.search).get('stop') === String(n)",
+                arg=number,
+                timeout=20_000,
+            )
+            break
+        except Exception:  # unheard: press again
+            continue
+    else:
+        tab.keyboard.press(key)
+    wait_for_stop(tab, number)
+
+
 OUTLINED_JS = (
     "(k) => [...document.querySelectorAll('.st-key-' + k)].some(e => "
     "getComputedStyle(e).outlineStyle === 'solid' && parseFloat(getComputedStyle(e).outlineWidth) > 2)"
@@ -237,12 +257,10 @@ def test_a_class_moves_through_the_tour_with_the_arrow_keys(browser, app_url):
         assert outlined(tab, stop.highlight)
         box = tab.locator("canvas").first.bounding_box()  # the plane, whole in the first screen
         assert box is not None and box["y"] + box["height"] <= 720, box
-        tab.keyboard.press("ArrowRight")
-        wait_for_stop(tab, 4)
+        press_for_stop(tab, "ArrowRight", 4)
         assert outlined(tab, TOUR_STOPS[3].highlight) and not tab.evaluate(OUTLINED_JS, stop.highlight)
         assert "hidden=4&" in tab.url  # the stop's own setup, loaded: one hidden layer of 4
-        tab.keyboard.press("ArrowLeft")
-        wait_for_stop(tab, 3)
+        press_for_stop(tab, "ArrowLeft", 3)
         last = len(TOUR_STOPS)  # the challenge, whose page checks it; Finish goes Home
         tab.goto(f"{app_url}/playground?" + urlencode(HOW_AN_MLP_LEARNS.link(last)))
         wait_for_stop(tab, last)
