@@ -8,11 +8,12 @@ import re
 import streamlit as st
 
 import pages.ui as ui
-from mlp.figures.board import TABLE_CSS, ranks_table_parts
+from mlp.figures.board import ranks_table_parts
 from mlp.rooms import Board, Instructor
 from mlp.rooms.limits import MAX_MEMBERS, MEMBERS
 from mlp.rooms.rooms import MAX_MINUTES, MINUTES, TITLE_CHARS, read_code
 from pages.ui import board as parts
+from pages.ui.components import style
 from pages.ui.live_html import live_html
 from pages.ui.rooms import ROOM, allowed, link_secret, shared_rooms, visitor
 from pages.ui.text import say
@@ -115,10 +116,9 @@ except Exception as err:  # the app's sentence, or what a fault means: never a t
     st.stop()
 
 st.html(
-    "<style>.board-code{font-size:3.2rem;font-weight:700;letter-spacing:.12em;line-height:1.1}"
-    f".board-title{{font-size:1.25rem;font-weight:600}}{TABLE_CSS}</style>"
-    f'<div class="board-title">{html.escape(room.title)}</div>'
-    f'<div class="board-code" aria-label="Room code">{room.shown_code}</div>'
+    style("board")  # pages/ui/components/styles/board.css
+    + f'<div class="board-title">{html.escape(room.title)}</div>'
+    + f'<div class="board-code" aria-label="Room code">{room.shown_code}</div>'
 )
 join, actions = st.columns([3, 2])
 with join:

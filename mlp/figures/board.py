@@ -91,18 +91,7 @@ def _text(x: float, y: float, text: str, anchor: str) -> str:
 
 # The ranks, as HTML: a table redrawn twice a second costs a browser far less as text than as a
 # data grid (five grids of 50 rows took ~0.2 of a core), and its text grows in projector mode.
-TABLE_CSS = (
-    ".board-table{overflow-x:auto;border:1px solid rgba(128,128,128,.35);border-radius:.5rem}"
-    ".board-table table{border-collapse:collapse;width:100%;font-size:.95rem;margin:0}"
-    ".board-table th,.board-table td{padding:.2rem .6rem;text-align:left;white-space:nowrap;"
-    "border:none;border-bottom:1px solid rgba(128,128,128,.2)}"
-    ".board-table th{position:sticky;top:0;font-weight:600;background:light-dark(#F0F2F6,#262730)}"
-    ".board-table .number{text-align:right;font-variant-numeric:tabular-nums}"
-    ".board-action{font:inherit;color:inherit;background:none;cursor:pointer;padding:0 .5rem;"
-    "border:1px solid rgba(128,128,128,.45);border-radius:.4rem}"
-    ".board-action:hover{border-color:currentColor}"
-    ".board-action:focus-visible{outline:2px solid currentColor;outline-offset:1px}"
-)
+# Its style: pages/ui/components/styles/board.css.
 # A setup's link: a web address, or a path inside the app (not "//host" or "/\\host", which a
 # browser reads as another site), with nothing a browser would drop from it first.
 _SAFE_LINK = re.compile(r"(https?://|/(?![/\\]))[^\s\x00-\x1f\x7f]*\Z")

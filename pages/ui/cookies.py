@@ -20,22 +20,15 @@ import threading
 import time
 from dataclasses import dataclass
 
-import streamlit as st
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from pages.ui.components import component
+
 PATH = "/api/cookies"
 TICKET_SECONDS = 60.0
 MAX_TICKETS = 10_000  # waiting at once, in all: a flood of script runs can't grow this without bound
-# Post the ticket once (a rerun with the same data runs the module again: it knows the ticket).
-_JS = """
-export default function ({ data }) {
-  if (!data.ticket || window.__mlpTicket === data.ticket) return;
-  window.__mlpTicket = data.ticket;
-  fetch(data.path, { method: "POST", headers: { "X-Ticket": data.ticket }, credentials: "same-origin" });
-}
-"""
 
 
 @dataclass(frozen=True)
@@ -47,7 +40,6 @@ class Cookie:
 
 _tickets: dict[str, tuple[tuple[Cookie, ...], float]] = {}
 _lock = threading.Lock()
-_component = None
 
 
 def hand_over(cookies: tuple[Cookie, ...]) -> str:
@@ -66,10 +58,7 @@ def hand_over(cookies: tuple[Cookie, ...]) -> str:
 def deliver(ticket: str, key: str) -> None:
     """The browser posts `ticket` to PATH (once, however many runs draw it: draw the last ticket
     in every run, so that a quick rerun can't remove it before the browser has sent it)."""
-    global _component
-    if _component is None:
-        _component = st.components.v2.component("mlp_cookies", html="", js=_JS)
-    _component(key=key, data={"path": PATH, "ticket": ticket})
+    component("cookies")(key=key, data={"path": PATH, "ticket": ticket})
 
 
 def redeem(ticket: str) -> tuple[Cookie, ...] | None:

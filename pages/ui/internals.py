@@ -45,6 +45,8 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.runtime.pages_manager import PagesManager
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
+from pages.ui.components import style, text
+
 try:  # without it, panels keep the interval they got at Play (tests/test_streamlit_internals.py fails)
     from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState
 except ImportError:  # pragma: no cover - a release that moved it
@@ -113,65 +115,25 @@ def set_fragment_timer(fragment_id: str, seconds: float) -> None:
 # - code's syntax colours: Streamlit's fixed palette (grey comments at 3.6:1, blue keywords at
 #   3.8:1 in light and 4.4:1 in dark, orange and green lower): Okabe-Ito hues, darker in light.
 # light-dark() follows the theme Streamlit gives the app's root (its color-scheme).
-LEGIBLE_CSS = """
-.stPlotlyChart :is(.gtitle, .annotation-text, .legendtext, [class$="title"], [class$="tick"] text),
-.stPlotlyChart .barlayer .point text {
-  fill: currentColor !important;
-}
-button[data-testid^="stBaseButton"][kind="primary"] { color: light-dark(#FFFFFF, #111418); }
-button[data-testid^="stBaseButton"][kind="primary"] kbd { color: inherit !important; opacity: 1 !important; }
-.katex-display { overflow: visible !important; }  /* KaTeX's italic overhang made it a scroll box */
-[data-testid="stCaptionContainer"] code { color: inherit; }  /* the caption's own ink, 4.5:1 */
-[data-testid="stCode"] code {
-  .token:is(.comment, .prolog, .doctype, .cdata, .punctuation, .unchanged) {
-    color: light-dark(#5F6670, #A3A8B8);
-  }
-  .token:is(.keyword, .tag, .function, .class-name, .selector) { color: light-dark(#0060A0, #56B4E9); }
-  .token:is(.attr-name, .property, .variable) { color: light-dark(#00658A, #7FCFF0); }
-  .token:is(.boolean, .constant, .symbol, .string, .char, .attr-value, .inserted) {
-    color: light-dark(#00734D, #4FCB9A);
-  }
-  .token:is(.number, .regex) { color: light-dark(#00695F, #4FD1C0); }
-  .token:is(.operator, .entity, .decorator, .atrule) { color: light-dark(#A64B00, #F0A44A); }
-  .token.url { color: light-dark(#8A3F78, #E3A3C9); }
-  .token:is(.important, .deleted) { color: light-dark(#B3261E, #FF7B72); }
-}
-"""
+LEGIBLE_CSS = text("styles/legible.css")  # (pages/ui/components/styles/)
 
 # Presenter mode scales the app for the back row (Streamlit sizes text in rem) and trims the
 # chrome above each page's main visual so that it fits a 1280×720 projector's first screen.
-PRESENTER_CSS = f"""<style>{LEGIBLE_CSS}
-html {{ font-size: 20px; }}
-[data-testid="stMainBlockContainer"] {{ padding: 3.6rem 1.5rem 2rem 1.5rem; }}
-[data-testid="stMainBlockContainer"] h1 {{ font-size: 1.5rem; padding: 0 0 0.3rem 0; }}
-[data-testid="stMetricValue"] {{ font-size: 1.4rem; }}
-[data-testid="stMetricLabel"] p {{ font-size: 0.7rem; }}
-button[data-testid^="stBaseButton"] {{ padding-left: 0.5rem; padding-right: 0.5rem; }}
-</style>"""
+PRESENTER_CSS = f"<style>{LEGIBLE_CSS}{text('styles/presenter.css')}</style>"
 
 # Always: metric values sized so that a loss like 0.0012 or "100.0%" fits its column, never "0.00…".
-BASE_CSS = f"""<style>{LEGIBLE_CSS}
-[data-testid="stMetricValue"] {{ font-size: 1.75rem; }}
-</style>"""
+BASE_CSS = f"<style>{LEGIBLE_CSS}{text('styles/base.css')}</style>"
 
 # While a page plays, its live parts wait their turn in the line, up to seconds when many
 # visitors play. Streamlit fades an element whose redraw is pending and animates its "running"
 # icon meanwhile: on a busy server the plane would dim between frames, and the fades and the
 # icon would keep every visitor's browser repainting (the browsers share the cores too).
-STEADY_CSS = """<style>
-[data-testid="stElementContainer"][data-stale="true"] { opacity: 1 !important; transition: none !important; }
-[data-testid="stStatusWidgetRunningIcon"] { visibility: hidden; }
-</style>"""
+STEADY_CSS = style("steady")
 
 # A page link's label stays on one line and ends in "…" when its column is narrower (a
 # challenge's goal in projector mode: "…at most 4 hid"); inside a container keyed `*_links`,
 # it wraps instead. No public option makes a page link wrap (st.button's `wrap` has none).
-WRAPPING_LINKS_CSS = """<style>
-[class*="_links"] [data-testid="stPageLink"] a { height: auto; }
-[class*="_links"] [data-testid="stPageLink"] a :is(span, p) {
-  white-space: normal !important; overflow: visible !important; text-overflow: clip !important;
-}
-</style>"""
+WRAPPING_LINKS_CSS = style("wrapping_links")
 
 
 def no_delay() -> None:

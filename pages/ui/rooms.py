@@ -33,6 +33,7 @@ from mlp.rooms import Membership, Result, Rooms, Store, Visitor
 from mlp.rooms.posts import CLOSED, NOT_BETTER, POSTED, QUEUED, WAITING
 from mlp.rooms.ranks import show_code
 from mlp.runs.playground import Playground, score_points
+from pages.ui.components import component
 from pages.ui.cookies import Cookie, deliver, hand_over
 from pages.ui.text import say
 
@@ -225,39 +226,18 @@ def _join() -> None:
 
 
 # The instructor's link carries its secret after "#" (the address's fragment), which a browser
-# never sends: no server's or proxy's log has it. This component reads it from the address bar
-# (on opening, or when a link is pasted over a board's address, which changes only the fragment),
-# takes it off (a projector shows the bar) and hands it to the page.
-_SECRET_JS = """
-export default function (component) {
-  window.__mlpLinkSecret = component.setTriggerValue;  // the latest render's
-  const read = () => {
-    const found = window.location.hash.match(/^#key=([A-Za-z0-9_-]{1,100})$/);
-    if (!found) return;
-    history.replaceState(history.state, "", window.location.pathname + window.location.search);
-    window.__mlpLinkSecret("key", found[1]);
-  };
-  if (!window.__mlpLinkSecretHeard) {
-    window.__mlpLinkSecretHeard = true;
-    window.addEventListener("hashchange", read);
-  }
-  read();
-}
-"""
-_secret_component = None
+# never sends: no server's or proxy's log has it. A component (pages/ui/components/link_secret/)
+# reads it from the address bar, takes it off (a projector shows the bar) and hands it to the page.
 
 
 def link_secret(key: str, opened: Callable[[str], None]) -> None:
     """Reads an instructor link's secret from the address bar's fragment (`#key=…`) and calls
     `opened(secret)` before the page's next run."""
-    global _secret_component
-    if _secret_component is None:  # registered once per process
-        _secret_component = st.components.v2.component("mlp_link_secret", html="", js=_SECRET_JS)
 
     def heard() -> None:
         opened(str((st.session_state.get(key) or {}).get("key") or ""))
 
-    _secret_component(key=key, data={}, on_key_change=heard)
+    component("link_secret")(key=key, data={}, on_key_change=heard)
 
 
 TRIES = 6  # joins (or rooms started) a session may try a minute: room codes aren't for guessing

@@ -24,6 +24,7 @@ from mlp.runs.units import (
     unit_name,
     weight,
 )
+from pages.ui.components import component
 from pages.ui.playground import FOCUS_KEY, PROBE_KEY, RERUN_KEY
 from pages.ui.shell import presenter
 from pages.ui.text import say
@@ -36,69 +37,24 @@ MIN_PX = 460  # the drawing's narrowest: its labels ≥ 12 px (a projector's col
 MAX_TERMS = 6  # terms of z written out; the rest are counted
 TERMS_A_LINE = 2  # ...and how many a line of the narrow column holds
 
-_HTML = f"""
-<div class="mlp-net-scroll" tabindex="0" role="region" aria-label="The network view">
-  <div class="mlp-net" style="min-width: {MIN_PX}px"></div>
-</div>
-"""
-_CSS = """
-.mlp-net-scroll { overflow-x: auto; margin-bottom: -0.5rem; }  /* the drawing has its own margin below */
-.mlp-net > svg { display: block; }  /* inline, it would sit on a line's baseline, a few px taller */
-.mlp-net .unit { cursor: pointer; outline: none; }
-.mlp-net .unit:hover { stroke: currentColor; stroke-opacity: 0.5; stroke-width: 3; }
-.mlp-net .unit:focus-visible, .mlp-net .unit[aria-pressed="true"] { stroke: currentColor; stroke-width: 5; }
-.mlp-net .edge { cursor: pointer; }
-.mlp-net .edge:hover { stroke: currentColor; stroke-opacity: 0.3; }
-"""
-_JS = """
-export default function (component) {
-  const { data, parentElement, setTriggerValue } = component;
-  const root = parentElement.querySelector(".mlp-net");
-  root.__trigger = setTriggerValue;
-  if (root.__svg !== data.svg) {  // redrawn about once a second while playing: keep the keyboard's place
-    const was = root.contains(document.activeElement) ? document.activeElement.dataset : null;
-    root.innerHTML = data.svg;
-    root.__svg = data.svg;
-    const again = was && was.layer &&
-      root.querySelector(`.unit[data-layer="${was.layer}"][data-unit="${was.unit}"]`);
-    if (again) again.focus();
-  }
-  if (root.__wired) return;
-  root.__wired = true;
-  const pick = (e) => {
-    const unit = e.target.closest(".unit");
-    if (unit) return root.__trigger("unit", { layer: +unit.dataset.layer, unit: +unit.dataset.unit });
-    const edge = e.target.closest(".edge");
-    if (edge) {
-      const [layer, out, inp] = edge.dataset.edge.split(",").map(Number);
-      root.__trigger("edge", { layer, out, inp });
-    }
-  };
-  root.addEventListener("click", pick);
-  root.addEventListener("keydown", (e) => {
-    if ((e.key === "Enter" || e.key === " ") && e.target.closest(".unit")) { e.preventDefault(); pick(e); }
-  });
-}
-"""
-_component = None
-
 
 def network_view(run: Playground) -> NetworkPicture:
     """TensorFlow Playground's picture of the network as it trains, sized to read in its column:
     a click on a unit puts it on the plane (again: takes it off), a click on an edge opens its
     weight's editor. Drawn in the live panel (a fragment): a click reruns the whole page, whose
     plane must change."""
-    global _component
     picture = network_picture(run)
     unit = st.session_state.get(FOCUS_KEY)
     svg = network_svg(picture.widths, picture.maps, picture.weights, picture.dead, picture.labels,
                       font=44.0 if presenter() else 32.0, interactive=True,
                       selected=tuple(unit) if unit is not None else None)  # fmt: skip
-    if _component is None:  # registered once per process
-        _component = st.components.v2.component(
-            "mlp_network", html=_HTML, css=_CSS, js=_JS, isolate_styles=False
-        )  # in the page's own DOM: its text is measured and read like the rest of the page
-    _component(key=NETWORK_KEY, data={"svg": svg}, on_unit_change=_unit_clicked, on_edge_change=_edge_clicked)
+    # In the page's own DOM (no isolated styles): its text is measured and read as the page's is
+    component("network", isolate_styles=False)(
+        key=NETWORK_KEY,
+        data={"svg": svg, "minPx": MIN_PX},
+        on_unit_change=_unit_clicked,
+        on_edge_change=_edge_clicked,
+    )
     if picture.zeros:
         st.caption(picture.zeros)
     if st.session_state.pop(RERUN_KEY, False):
