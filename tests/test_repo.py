@@ -190,3 +190,46 @@ def test_the_readme_states_no_test_count():
     """A count of tests rots the day a test is added: the README says how long, not how many."""
     readme = (ROOT / "README.md").read_text()
     assert not re.search(r"\b\d{3} tests\b", readme)
+
+
+FRONT_END = re.compile(
+    r"(export default|=>|function\s*\(|<(div|style|canvas|svg|table|span)\b|\{[^}]*:[^}]*;)"
+)
+
+
+def test_no_python_module_holds_more_than_a_few_lines_of_front_end():
+    """JavaScript, CSS and HTML live in files of their own (pages/ui/components/), where Biome
+    lints them and Node tests them; a Python string holds a few lines of markup at most."""
+    for path in [ROOT / "app.py", *(ROOT / "pages").rglob("*.py"), *(ROOT / "mlp").rglob("*.py")]:
+        tree = ast.parse(path.read_text())
+        docstrings = {
+            id(n.body[0].value)
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Module | ast.ClassDef | ast.FunctionDef)
+            and n.body
+            and isinstance(n.body[0], ast.Expr)
+            and isinstance(n.body[0].value, ast.Constant)
+        }
+        for node in ast.walk(tree):
+            if id(node) in docstrings:
+                continue
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and FRONT_END.search(node.value)
+            ):
+                lines = node.value.strip().count("\n") + 1
+                assert lines <= 5, f"{path.relative_to(ROOT)}:{node.lineno}: {lines} lines of front-end"
+
+
+def test_every_component_is_in_files_and_the_architecture_names_them():
+    components = ROOT / "pages" / "ui" / "components"
+    doc = (ROOT / "docs" / "architecture.md").read_text()
+    assert "ui/components/" in doc and "styles/" in doc
+    for folder in sorted(p for p in components.iterdir() if p.is_dir() and p.name != "__pycache__"):
+        files = {f.suffix for f in folder.iterdir()}
+        assert files <= {".js", ".css", ".html"}, folder
+        if folder.name != "styles":
+            assert (folder / f"{folder.name}.js").exists(), f"{folder.name} has no entry script"
+    for test in (ROOT / "tests" / "js").glob("*.test.mjs"):  # each imports what it tests from the files
+        assert "pages/ui/components/" in test.read_text(), test
