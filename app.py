@@ -1,7 +1,7 @@
 """MLP Playground: the pages, the page config and the shared sidebar; and the server they run on.
 
 `streamlit run app.py` finds `app` below (an st.App: Streamlit's own server plus the 2D
-playground's frame route, pages/ui/frames.py, the route that sets the app's HttpOnly cookies,
+playground's frame route, pages/serving/frames.py, the route that sets the app's HttpOnly cookies,
 pages/ui/cookies.py, and the route by which a replica shows the launcher of deploy/replicas.py
 that it is the process answering its port, deploy/identity.py)
 and serves it. Every visitor's run of the script then takes the other branch: Streamlit runs
@@ -38,8 +38,8 @@ if __name__ == "__main__":
 else:
     from deploy.identity import replica_route
     from mlp.device import one_blas_thread
+    from pages.serving.frames import routes
     from pages.ui import cookies
-    from pages.ui.frames import routes
     from pages.ui.internals import no_delay
 
     one_blas_thread()  # a server: every visitor's frame on one thread (mlp/device.py says why)

@@ -34,7 +34,7 @@ from typing import Any
 
 from bench.load import cpu_seconds, descendants, own_browser
 from bench.timing import table
-from pages.ui.frames import PATH
+from pages.serving.frames import PATH
 from tests.harness import NO_FRAME_SOCKET_JS, PLANE_STEP_JS, chromium, serve_app, wait_for_app
 
 TARGET_FPS = 30  # frames a second a lone visitor should see at the default speed (TF Playground: 34)

@@ -28,7 +28,7 @@ from bench.timing import table
 from mlp.data.mnist import SYNTHETIC_VAR, load_sample, synthetic
 from mlp.lessons.mnist import MnistSettings, to_query
 from mlp.runs.mnist import MnistRun
-from mlp.train.jobs import Executor
+from pages.serving.jobs import Executor
 from tests.harness import chromium, serve_app, wait_for_app
 
 CASES = {

@@ -11,7 +11,7 @@ Run: python -m bench.fast_path [--rounds 15] [--number 20] [--steps 20]. Prints:
   milliseconds each and the ratios to plain NumPy. The targets: 2 ms, which was 1.25x plain
   NumPy on the machine that set it (1.6 ms): this machine's speed moves, the ratio doesn't;
 - the crossover: ms per step of both paths over a range of network and batch sizes, with each
-  size's multiply-adds, beside mlp.train.paths.MAX_MULTIPLY_ADDS (the bound the rule uses):
+  size's multiply-adds, beside mlp.train.fastpath.choice.MAX_MULTIPLY_ADDS (the bound the rule uses):
   full batches of 2D points, and minibatches of MNIST-shaped uint8 images as the MNIST page
   trains them.
 """
@@ -35,9 +35,9 @@ from mlp.lessons.playground import Settings, make_points
 from mlp.model import MLP
 from mlp.runs.playground import Playground
 from mlp.train import TrainConfig, Trainer
-from mlp.train.numpy_path import NumpyPath
+from mlp.train.fastpath.choice import MAX_MULTIPLY_ADDS, multiply_adds, switch_path
+from mlp.train.fastpath.step import NumpyPath
 from mlp.train.optim import BETAS, EPS
-from mlp.train.paths import MAX_MULTIPLY_ADDS, multiply_adds, switch_path
 
 PLAIN_MS = 1.6  # plain NumPy's 10 default steps on the machine the issue's targets were set on
 TARGET_MS = 2.0  # issue 27: the playground's 10 default steps in 2 ms or less...

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench.timing import table
-from mlp.train.turns import SHARE
+from pages.serving.turns import SHARE
 from tests.harness import COUNT_FRAMES_JS, NO_FRAME_SOCKET_JS, chromium, open_tab, serve_app, wait_for_app
 
 WATCH = COUNT_FRAMES_JS  # counts the frames a visitor sees
@@ -475,7 +475,7 @@ def replica_capacity(ms_a_frame: float, turn: float, sessions: int) -> str:
     """Frames a second one replica delivers with its visitors' browsers elsewhere: a replica is
     one interpreter lock, one core. Two bounds, the lesser holds: its CPU (1000 ms over the
     server's CPU per frame delivered, all in: frames, panels, clicks, health checks), and its
-    line (mlp.train.turns), which gives frames at most SHARE of the time, a `turn` (ms of CPU)
+    line (pages.serving.turns), which gives frames at most SHARE of the time, a `turn` (ms of CPU)
     each. With a class playing, the line is full (32 visitors: ~29 frames waiting at each
     turn's start), so the line's bound is what a class gets unless the CPU runs out first."""
     cpu, line = 1000 / ms_a_frame, SHARE * 1000 / turn

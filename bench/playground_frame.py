@@ -3,7 +3,7 @@
 Run: python -m bench.playground_frame [--frames 60] [--steps 300] [--rounds 7]. Prints:
 - the server's cost of one frame at the default settings (the spiral preset: 10 steps of a
   2-32-32-3 network on 480 training points), part by part as the frame route builds it
-  (pages/ui/frames.py, Stream._frame): the training steps, the plane's grid prediction, the
+  (pages/serving/frames.py, Stream._frame): the training steps, the plane's grid prediction, the
   numbers and the banner, the boundary PNG and the JSON answer; CPU and wall time of each
   part, medians over the frames. Then the whole frame through the route's own code
   (Stream.next_frame, its turn in the fair line included) beside the sum of the parts, and the
@@ -40,9 +40,9 @@ from mlp.lessons.playground import Settings, make_points
 from mlp.model import MLP
 from mlp.runs.playground import Playground
 from mlp.train import TrainConfig, Trainer
-from mlp.train.turns import SHARE
-from pages.ui import frames
-from pages.ui.frames import FRAME_BUDGET, MAX_FPS, STEP_SECONDS, Stream, frame_steps
+from pages.serving import frames
+from pages.serving.frames import FRAME_BUDGET, MAX_FPS, STEP_SECONDS, Stream, frame_steps
+from pages.serving.turns import SHARE
 
 TARGET_MS = 5.0  # issue 27's aim: a default frame's server CPU, all in
 DRAW_TARGET_MS = 1.0  # ...and its grid prediction with the numbers
@@ -269,7 +269,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     frames = SHARE * 1000 / route_ms
     print(
         f"capacity, frames alone: a replica (one core of Python) gives frames at most {SHARE:.0%} of its "
-        f"time (mlp.train.turns): {SHARE:.1f} × 1000 ms / {route_ms:.2f} ms = {frames:.0f} frames/s, "
+        f"time (pages.serving.turns): {SHARE:.1f} × 1000 ms / {route_ms:.2f} ms = {frames:.0f} frames/s, "
         f"{frames / 10:.0f} visitors at 10 frames/s (the panels' reruns and the rest: python -m bench.load)"
     )
     print()

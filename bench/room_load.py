@@ -7,7 +7,7 @@ its rooms in a fresh SQLite file (or the PostgreSQL database `--database` names)
   challenge (its solution's setup, their own seed): the page's whole work, frames, panels, the
   check and, in the room, its posts;
 - the rest of the class as members posting through the same store as their pages would, each at
-  the fastest pace a page checks a challenge (every 2 s, pages/ui/live.py), on the app's other
+  the fastest pace a page checks a challenge (every 2 s, pages/serving/live.py), on the app's other
   challenges: the database's load and the board's. Every one of their posts changes what the
   board says about a challenge (a first result: "N in"; one that meets the goal: "M met"), so
   the board's own screen tells when it showed each;

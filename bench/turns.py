@@ -1,4 +1,4 @@
-"""What the line of turns (mlp.train.turns) costs the process, as a class waits in it.
+"""What the line of turns (pages.serving.turns) costs the process, as a class waits in it.
 
 Run: python -m bench.turns [--seconds 4]. K visitors, each a thread that asks for a turn, works
 3 ms of CPU in it (about a frame's training and drawing) and comes back 50 ms later, as a
@@ -20,7 +20,7 @@ from contextlib import AbstractContextManager
 import numpy as np
 
 from bench.timing import table
-from mlp.train.turns import Turns
+from pages.serving.turns import Turns
 
 WORK_SECONDS = 0.003  # CPU in a turn: about a default frame's
 PAUSE_SECONDS = 0.05  # between a visitor's turns: the next frame is asked for once this one is drawn

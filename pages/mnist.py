@@ -13,7 +13,8 @@ from mlp.lessons.mnist import CUDA_ONLY, DEVICE, SPECS, from_query, from_widgets
 from mlp.links.settings import NETWORK, TRAINING
 from mlp.runs.mnist import MnistSession
 from mlp.train import describe_schedule, uses_momentum
-from mlp.train.jobs import shared_executor
+from pages.serving.jobs import shared_executor
+from pages.serving.live import steady
 from pages.ui import mnist as views
 from pages.ui.mnist import dataset
 
@@ -137,7 +138,7 @@ def show(view, parts: tuple[str, ...] = ("progress", "numbers", "curves")) -> No
 
 left = right = st.container(horizontal=True)  # side by side, on a phone too
 running = session.running
-ui.steady(running)  # while it trains: no fades between redraws, no running animation
+steady(running)  # while it trains: no fades between redraws, no running animation
 left.button(
     "Start", icon=":material/play_arrow:", type="primary", key="mn_start", on_click=start, disabled=running
 )

@@ -14,6 +14,8 @@ from mlp.lessons.playground import DATA, PRESETS, SPECS, from_query, from_widget
 from mlp.links.settings import NETWORK, TRAINING
 from mlp.runs.playground import Playground, current_run, watch_hidden
 from mlp.train import describe_schedule, supports_dropout, uses_momentum
+from pages.serving.frames import plane_stream
+from pages.serving.live import heartbeat, live, steady
 from pages.ui import playground as panels
 from pages.ui import touch, units
 from pages.ui.rooms import hidden_score, room_seed
@@ -100,7 +102,7 @@ ui.share_link(page_link)
 
 
 # --- controls ----------------------------------------------------------------------------------
-stream = ui.plane_stream()  # what the plane's own requests for frames train and draw (pages/ui/frames.py)
+stream = plane_stream()  # what the plane's own requests for frames train and draw (pages/serving/frames.py)
 
 
 def play(on: bool) -> None:
@@ -115,7 +117,7 @@ now = stream.update(
     run, st.session_state.pg_speed, st.session_state.pg_playing, st.session_state.get(panels.FOCUS_KEY)
 )
 st.session_state.pg_playing = playing = stream.playing
-ui.steady(playing)
+steady(playing)
 panels.controls_bar(playing, play)  # TensorFlow Playground's bar, on top: Space plays, S steps
 
 
@@ -143,12 +145,12 @@ def plane_and_numbers() -> None:
 PANEL_HEIGHT = 250 if ui.presenter() else 280  # the curves under the network, in a 720 px screen
 
 
-ui.heartbeat(playing, stream.beat)  # the tab is open: its frames may go on (pages/ui/frames.py)
+heartbeat(playing, stream.beat)  # the tab is open: its frames may go on (pages/serving/frames.py)
 
 
-@ui.live(PANEL_SECONDS, playing, slow=True)
+@live(PANEL_SECONDS, playing, slow=True)
 def network_and_curves() -> None:
-    stream.renew()  # the tab is open: its frames may go on (pages/ui/frames.py)
+    stream.renew()  # the tab is open: its frames may go on (pages/serving/frames.py)
     run = st.session_state.pg_run
     with st.container(key="pg_network"):
         picture = units.network_view(run)  # click a unit: on the plane; an edge: its weight

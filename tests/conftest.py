@@ -146,8 +146,8 @@ def page(browser, app_url, request):
 @pytest.fixture
 def clock(monkeypatch) -> list[float]:
     """The frames' clock, made by hand: [now]; a wait for a frame's slot moves it on."""
-    from mlp.train.turns import shared_turns
-    from pages.ui import frames
+    from pages.serving import frames
+    from pages.serving.turns import shared_turns
 
     now = [1000.0]
 

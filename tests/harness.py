@@ -71,8 +71,8 @@ class ServerError(RuntimeError):
 
 def frame_statuses(tab) -> list[int]:
     """The statuses of the frames `tab`'s plane gets over its frame socket from now on (a list
-    that grows as they come; pages/ui/frames.py's frame_socket)."""
-    from pages.ui.frames import PATH
+    that grows as they come; pages/serving/frames.py's frame_socket)."""
+    from pages.serving.frames import PATH
 
     statuses: list[int] = []
 

@@ -51,7 +51,7 @@ def board_page(code: str, secret: str, query: dict[str, str] | None = None) -> A
 def written(seconds: float = 30) -> None:
     """Until the app's rooms have written every post waiting in their outbox."""
     deadline = time.monotonic() + seconds
-    while shared_rooms().posts.outbox.next_due() is not None:
+    while not shared_rooms().posts.settled():
         assert time.monotonic() < deadline, "posts still waiting"
         time.sleep(0.05)
 

@@ -1,4 +1,4 @@
-"""mlp.train.paths: a small run on the CPU steps in NumPy by itself, with autograd's results.
+"""mlp.train.fastpath.choice: a small run on the CPU steps in NumPy by itself, with autograd's results.
 
 The oracle is the torch path (fast_path=False: autograd, clip_grad_norm_, torch.optim's kernels):
 over a run, both give the same history and the same weights within float32 tolerance, for every
@@ -21,16 +21,13 @@ from mlp.train import (
     OPTIMIZERS,
     TrainConfig,
     Trainer,
-    columns,
     fit,
-    kernel,
-    numpy_path,
     predict_outputs,
     predict_proba,
 )
-from mlp.train.columns import numpy_outputs
-from mlp.train.numpy_path import FUSED_ADAM_FROM
-from mlp.train.paths import (
+from mlp.train.fastpath import columns, kernel
+from mlp.train.fastpath import step as numpy_path
+from mlp.train.fastpath.choice import (
     MAX_MULTIPLY_ADDS,
     describe_path,
     multiply_adds,
@@ -38,6 +35,8 @@ from mlp.train.paths import (
     path_problem,
     switch_path,
 )
+from mlp.train.fastpath.columns import numpy_outputs
+from mlp.train.fastpath.step import FUSED_ADAM_FROM
 
 RTOL, ATOL = 1e-4, 1e-5  # float32 arithmetic in another order, over a run of 60 steps
 
@@ -192,7 +191,7 @@ def test_a_torch_without_the_direct_kernel_falls_back_once_to_the_public_functio
     monkeypatch.setitem(kernel.OPS, False, "_fused_adam_renamed" if broken == "missing" else "_changed_op")
     monkeypatch.setattr(torch, "_changed_op", changed_op, raising=False)
     ours, theirs = flat_adam_state(1), flat_adam_state(1)
-    with caplog.at_level(logging.WARNING, logger="mlp.train.kernel"):
+    with caplog.at_level(logging.WARNING, logger="mlp.train.fastpath.kernel"):
         kernel.adam_update(*ours, lr=0.01, weight_decay=0.0, decoupled=False)
         kernel.adam_update(*ours, lr=0.01, weight_decay=0.0, decoupled=False)
     assert [r.getMessage().count("public function") for r in caplog.records] == [1]  # said once
@@ -278,7 +277,6 @@ def test_comparing_engines_trains_the_autograd_side_with_autograd_itself():
 
 
 def test_uint8_images_train_on_the_numpy_path_as_on_torch(monkeypatch):
-    import mlp.train.numpy_path as numpy_path
 
     g = torch.Generator().manual_seed(0)
     X = torch.randint(0, 256, (200, 8, 8), dtype=torch.uint8, generator=g)

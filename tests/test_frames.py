@@ -1,4 +1,4 @@
-"""pages/ui/frames.py: the playground's frames over HTTP, one visitor's stream at a time."""
+"""pages/serving/frames.py: the playground's frames over HTTP, one visitor's stream at a time."""
 
 import gc
 import itertools
@@ -12,8 +12,7 @@ from streamlit import config
 
 from mlp.lessons.playground import PRESETS, Settings
 from mlp.runs.playground import current_run
-from mlp.train.turns import shared_turns
-from pages.ui.frames import (
+from pages.serving.frames import (
     BUSY,
     CLASS_FPS,
     FAILED,
@@ -31,6 +30,7 @@ from pages.ui.frames import (
     routes,
     serve_frame,
 )
+from pages.serving.turns import shared_turns
 from tests.harness import free_port
 
 QUICK = replace(Settings(), epochs=10)  # full batch: one step an epoch, ten steps in all
@@ -355,7 +355,7 @@ def test_a_pause_ends_a_frame_in_flight_at_its_next_chunk():
 
 
 def test_a_playing_pages_heartbeat_comes_often_enough_to_keep_its_lease():
-    from pages.ui.live import HEARTBEAT_SECONDS, MAX_PANEL_SECONDS
+    from pages.serving.live import HEARTBEAT_SECONDS, MAX_PANEL_SECONDS
 
     assert 2 * HEARTBEAT_SECONDS < LEASE_SECONDS  # one beat may be late, not two
     # While the tab's socket holds the lease the beat is rare; a socket that reconnects holds

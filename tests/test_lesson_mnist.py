@@ -13,7 +13,7 @@ from mlp.io import model_to_bytes
 from mlp.lessons.mnist import CLASS_EPOCH_SECONDS, SPECS, MnistSettings, from_query, from_widgets, to_query
 from mlp.metrics import neighbour_correlation
 from mlp.runs.mnist import MnistRun, MnistSession, first_layer_weights, predict, predictor
-from mlp.train.jobs import Executor
+from pages.serving.jobs import Executor
 
 
 @pytest.fixture(scope="module")

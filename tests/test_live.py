@@ -1,4 +1,4 @@
-"""pages/ui/live.py: a slow panel's browser timer follows the number of visitors playing."""
+"""pages/serving/live.py: a slow panel's browser timer follows the number of visitors playing."""
 
 import importlib
 from types import SimpleNamespace
@@ -7,9 +7,9 @@ import pytest
 from streamlit.runtime.scriptrunner_utils.script_run_context import ScriptRunContext
 from streamlit.testing.v1 import AppTest
 
-from mlp.train.turns import Turns
+from pages.serving.turns import Turns
 
-live = importlib.import_module("pages.ui.live")  # the module (pages.ui.live is also its function's name)
+live = importlib.import_module("pages.serving.live")  # the module (its function is named live too)
 
 
 @pytest.fixture(autouse=True)
@@ -23,7 +23,7 @@ def own_line(monkeypatch) -> None:
 def panel_script() -> None:
     import streamlit as st
 
-    from pages.ui.live import retime
+    from pages.serving.live import retime
 
     @st.fragment(run_every=1.0)
     def panel() -> None:
@@ -73,7 +73,7 @@ def test_every_full_run_sends_its_interval_even_when_close_to_the_last(sent):
 def live_panel_script() -> None:
     import streamlit as st
 
-    from pages.ui.live import live
+    from pages.serving.live import live
 
     @live(1.0, st.session_state.get("playing", True), slow=st.session_state.get("slow", True))
     def panel() -> None:

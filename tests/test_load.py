@@ -14,7 +14,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.load, pytest.mark.slow, pytest.ma
 
 
 # The targets for this machine, held as they are. Until the slow panels retimed their
-# browser timers (pages/ui/live.py), the first visitor to press Play redrew its panels every
+# browser timers (pages/serving/live.py), the first visitor to press Play redrew its panels every
 # second for the whole run, and this test's CI runs gave the slowest of 8 visitors 0.53-1.47
 # frames/s; since, six runs of this test (three in CI) gave 1.47-3.13 at K = 8, 0.60-1.60 at
 # K = 16 and a health p95 of 0.07-0.32 s: at least 1.5x, 2x and 3x inside the targets.

@@ -19,9 +19,9 @@ from mlp.curriculum.catalogue import LESSONS
 from mlp.io import model_from_bytes
 from mlp.lessons.playground import PRESETS, to_query
 from mlp.runs.playground import current_run
+from pages.serving.frames import GONE, LEASE_SECONDS, PATH, STEP_SECONDS, TOKEN_HEADER, serve_frame
 from pages.ui import playground as panels
 from pages.ui import touch
-from pages.ui.frames import GONE, LEASE_SECONDS, PATH, STEP_SECONDS, TOKEN_HEADER, serve_frame
 from tests.conftest import open_page, shoot, wait_for_app
 from tests.harness import (
     ARTIFACTS,
@@ -49,7 +49,7 @@ def metric(app, label: str) -> str:
 
 
 def next_frame(app) -> dict:
-    """What the playing plane's next request for a frame gets (pages/ui/frames.py)."""
+    """What the playing plane's next request for a frame gets (pages/serving/frames.py)."""
     status, frame = serve_frame(plane_data(app)["stream"])
     assert status == 200, frame
     return frame

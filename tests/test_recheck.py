@@ -22,7 +22,7 @@ from mlp.rooms import Instructor, Result, Rooms, Store, Visitor
 from mlp.rooms.ranks import RERUN_FAILED, RERUN_MISSED, RERUN_OK
 from mlp.rooms.recheck import LOSS_NOISE, Recheck, allowance, record, rerun_mnist, rerun_playground
 from mlp.runs.playground import Playground, watch_hidden
-from mlp.train.jobs import Executor
+from pages.serving.jobs import Executor
 
 PLAYGROUND = [key for key, c in CHALLENGES.items() if c.page == "playground"]
 

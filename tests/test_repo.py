@@ -166,7 +166,8 @@ def test_pages_show_a_caught_error_only_through_say():
 
     for path in (ROOT / "pages").rglob("*.py"):
         tree = ast.parse(path.read_text())
-        calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and name(node) == "say"]
+        sayers = ("say", "unexpected")  # say(err) on a page; unexpected(err) where a job keeps it
+        calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and name(node) in sayers]
         said = {id(arg) for call in calls for arg in call.args}
         for handler in ast.walk(tree):
             if isinstance(handler, ast.ExceptHandler) and handler.name:
@@ -176,14 +177,44 @@ def test_pages_show_a_caught_error_only_through_say():
 
 
 def test_the_architecture_picture_matches_the_tree():
-    """docs/architecture.md names every package of the library and of the pages, and no other."""
+    """docs/architecture.md names every package of the library and of the pages, nested ones too,
+    and no other."""
     doc = (ROOT / "docs" / "architecture.md").read_text()
-    packages = {p.parent.relative_to(ROOT).as_posix() for p in ROOT.glob("mlp/*/__init__.py")}
-    packages |= {p.parent.relative_to(ROOT).as_posix() for p in ROOT.glob("pages/*/__init__.py")}
+    packages = {
+        p.parent.relative_to(ROOT).as_posix()
+        for top in ("mlp", "pages")
+        for p in (ROOT / top).rglob("__init__.py")
+        if p.parent != ROOT / top
+    }
     for package in packages:
         assert f"{package.split('/')[-1]}/" in doc, f"docs/architecture.md doesn't show {package}"
-    named = set(re.findall(r"mlp/(\w+)/", doc)) | set(re.findall(r"pages/(\w+)/", doc))
+    named = set(re.findall(r"\b(?:mlp|pages)/(?:\w+/)*?(\w+)/", doc))
     assert named <= {p.split("/")[-1] for p in packages}, named - {p.split("/")[-1] for p in packages}
+
+
+def page_imports(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("pages"):
+            found |= {node.module, *(f"{node.module}.{a.name}" for a in node.names)}
+    return found
+
+
+def test_serving_stays_apart_from_learning_and_below_the_widgets():
+    """mlp/ knows nothing of visitors: no module of it imports pages/, and mlp/train/ holds
+    learning only (no threads of its own, no executor). pages/serving/ (the frame route, turns,
+    jobs, live panels) sits below the widgets: of pages/ui/ it uses only Streamlit's fenced
+    internals (pages/ui/internals.py), and the widgets and pages use it."""
+    for path in (ROOT / "mlp").rglob("*.py"):
+        assert not any(i.startswith("pages") for i in mlp_imports(path) | page_imports(path)), path
+    for path in (ROOT / "mlp" / "train").rglob("*.py"):
+        text = path.read_text()
+        assert not re.search(r"threading\.Thread\b|\bconcurrent\b|^\s*import queue\b", text, re.M), path
+    for path in (ROOT / "pages" / "serving").rglob("*.py"):
+        modules = {i for i in page_imports(path) if i.startswith("pages.ui")}
+        assert modules <= {"pages.ui.internals"} | {
+            i for i in modules if i.startswith("pages.ui.internals.")
+        }, f"{path.relative_to(ROOT)} imports {modules}"
 
 
 def test_the_readme_states_no_test_count():

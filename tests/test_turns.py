@@ -1,4 +1,4 @@
-"""mlp.train.turns: live frames in one fair line, one at a time, resting in proportion."""
+"""pages.serving.turns: live frames in one fair line, one at a time, resting in proportion."""
 
 import itertools
 import threading
@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from mlp.train.turns import HALF_LIFE, Turns
+from pages.serving.turns import HALF_LIFE, Turns
 
 
 def run_in_line(turns: Turns, names: list[str], seconds: float = 0.0) -> list[tuple]:

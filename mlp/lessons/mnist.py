@@ -22,7 +22,7 @@ from mlp.links import settings as form
 from mlp.links.settings import LinkNote, Spec, WidthLimits, setting
 from mlp.model import ModelConfig
 from mlp.train import TrainConfig
-from mlp.train.paths import config_problem, path_sentence
+from mlp.train.fastpath.choice import config_problem, path_sentence
 
 WIDTHS = WidthLimits(max_layers=4, max_width=2048, min_layers=0)
 LARGEST = ModelConfig(784, [WIDTHS.max_width] * WIDTHS.max_layers, 10)  # the widest, deepest it trains
@@ -100,7 +100,7 @@ class MnistSettings:
 
     def describe_steps(self, device: torch.device) -> str:
         """How a run of these settings on `device` will compute its steps, in a sentence: one
-        NumPy computation (a small network on the CPU), or PyTorch and why (mlp.train.paths)."""
+        NumPy computation (a small network on the CPU), or PyTorch and why (mlp.train.fastpath.choice)."""
         problem = config_problem(self.model_config().widths, self.train_config(), device, self.batch_size)
         return path_sentence(problem)
 

@@ -41,6 +41,7 @@ class Posts:
         self.outbox = Outbox()
         self._lock = threading.Lock()
         self._flush_at = math.inf  # when the next flush is due (one timer at a time)
+        self._flushing = 0  # flushes writing now: their posts are out of the outbox, not yet written
         self._away_until = -math.inf  # after a transient failure: posts wait without asking the database
         self._written: OrderedDict[tuple[str, str], float] = OrderedDict()  # (token, challenge) -> goodness
         self._refused: OrderedDict[str, str] = OrderedDict()  # token -> why its posts can't be written
@@ -58,7 +59,7 @@ class Posts:
         accepts (Challenge.problem) and whose link reproduces them.
 
         `inline` False: the caller's thread never waits for the database (a page's live panel,
-        which draws in its turn of the process's line: mlp.train.turns); the post is QUEUED for
+        which draws in its turn of the process's line: pages.serving.turns); the post is QUEUED for
         the writer's thread, and a later post of the same result hears NOT_BETTER once it is
         on the board."""
         challenge, link, hidden = _checked(result)
@@ -113,16 +114,27 @@ class Posts:
         """Writes the posts that are due (one a member); the rest wait for the next flush."""
         with self._lock:
             self._flush_at = math.inf
-        for membership, result in self.outbox.due(self.clock()):
-            try:
-                _, link, hidden = _checked(result)
-                self._write(membership, result, link, hidden, self.clock())
-            except (RoomError, StoreError) as err:  # the room closed or expired meanwhile: nothing to keep
-                _log.info("A waiting post was dropped: %s", err)
-            except Exception:  # a fault: logged, and the other members' posts still go
-                _log.exception("A waiting post failed")
+            self._flushing += 1
+        try:
+            for membership, result in self.outbox.due(self.clock()):
+                try:
+                    _, link, hidden = _checked(result)
+                    self._write(membership, result, link, hidden, self.clock())
+                except (RoomError, StoreError) as err:  # the room closed or expired: nothing to keep
+                    _log.info("A waiting post was dropped: %s", err)
+                except Exception:  # a fault: logged, and the other members' posts still go
+                    _log.exception("A waiting post failed")
+        finally:
+            with self._lock:
+                self._flushing -= 1
         if (due := self.outbox.next_due()) is not None:
             self._due(due)
+
+    def settled(self) -> bool:
+        """Whether every post is written or refused: none waits, none is being written."""
+        with self._lock:
+            flushing = self._flushing
+        return not flushing and self.outbox.next_due() is None
 
     def pending(self, membership: Membership, challenge: str) -> bool:
         """Whether a post of this member's on `challenge` waits to be written."""

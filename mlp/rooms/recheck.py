@@ -111,7 +111,7 @@ def record(
 
 
 class Recheck:
-    """A job's work (mlp.train.jobs): re-run a closed challenge's entries, one per advance, and
+    """A job's work (pages.serving.jobs): re-run a closed challenge's entries, one per advance, and
     record what each found."""
 
     def __init__(

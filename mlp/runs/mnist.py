@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import torch
@@ -20,7 +20,6 @@ from mlp.links.format import count_text, seconds_text
 from mlp.metrics import confusion_matrix, per_class, top_k
 from mlp.model import MLP, ModelConfig
 from mlp.train import Trainer, lr_factor, predict_proba
-from mlp.train.jobs import Executor, Job
 
 VAL_FRACTION = 0.1  # of the training digits, held out to watch over-fitting live
 CURVE_POINTS = 500  # the most points a live curve carries to the page
@@ -102,7 +101,7 @@ class RunSummary:
 class MnistRun:
     """A model and its trainer on MNIST's training digits (minus a validation share).
 
-    It is a job's work (mlp.train.jobs): a worker calls `advance`, `stop`, `finish` and `view`;
+    It is a job's work (pages.serving.jobs): a worker calls `advance`, `stop`, `finish` and `view`;
     pages read only the views. `settings` is an MnistSettings (mlp.lessons.mnist).
     """
 
@@ -303,6 +302,38 @@ def first_layer_weights(
     if start is not None:
         W = W - start.float()
     return W[:units].numpy().reshape(-1, 28, 28)
+
+
+class Job(Protocol):
+    """What the session reads of a training job: an executor's (pages/serving/jobs.py), handed in
+    by the page; the library knows nothing of who serves its runs."""
+
+    work: Any
+    state: str
+    message: str
+    view: Any
+
+    @property
+    def active(self) -> bool: ...
+
+    @property
+    def position(self) -> int: ...
+
+    def stop(self, reason: str = ...) -> None: ...
+
+    def wait(self, timeout: float | None = None) -> bool: ...
+
+    def seen(self) -> None: ...
+
+
+class Executor(Protocol):
+    """Where the session's runs train: a bounded pool of workers (pages/serving/jobs.py)."""
+
+    threads_per_job: int
+
+    def submit(
+        self, work: Any, name: str = ..., owner: object | None = ..., keepalive: float | None = ...
+    ) -> Job: ...
 
 
 class MnistSession:

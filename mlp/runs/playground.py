@@ -37,8 +37,8 @@ from mlp.train import (
     predict_outputs,
     predict_proba,
 )
-from mlp.train.columns import hidden_maxima, numpy_outputs, top_class
-from mlp.train.paths import numpy_inference, switch_path
+from mlp.train.fastpath.choice import numpy_inference, switch_path
+from mlp.train.fastpath.columns import hidden_maxima, numpy_outputs, top_class
 from mlp.train.penalty import penalty_of
 from mlp.train.schedule import horizon_matters
 from mlp.train.trainer import new_data
@@ -143,7 +143,7 @@ class Playground:
 
     def train_config(self, settings: Settings) -> TrainConfig:
         """How this run trains with `settings`. While the engines are compared, autograd must be
-        autograd itself: no NumPy path (mlp.train.paths) on either side."""
+        autograd itself: no NumPy path (mlp.train.fastpath.choice) on either side."""
         cfg = settings.train_config(len(self.inputs.y_train), self.points.task)
         return replace(cfg, fast_path=not self.comparing)
 

@@ -11,10 +11,8 @@ report     totals and time into reports and epoch records
 history    the records, and the same as arrays for plots
 threads    CPU threads measured on the first steps
 inference  the batch loss (cross-entropy or MSE), probabilities, outputs and evaluation, in eval mode
-paths      how a step runs: torch, or NumPy for a small network on the CPU (the rule's one home)
-columns    an MLP's math in NumPy, one example a column: the NumPy path's and the plane's
-numpy_path the NumPy path: a whole step as torch computes it, on views of the same buffers
-kernel     Adam's fused CPU kernel called directly (the NumPy path's large groups), and its fallback
+fastpath/  the fast path: a small network's step as one NumPy computation on the CPU (which
+           path a step takes and why, the step, one example a column, Adam's fused kernel)
 trainer    the Trainer (the stepping loop) and fit
 """
 
@@ -29,6 +27,7 @@ from mlp.train.config import (
     supports_dropout,
     uses_momentum,
 )
+from mlp.train.fastpath.choice import describe_path
 from mlp.train.history import EpochRecord, History, Progress
 from mlp.train.inference import (
     as_tensor,
@@ -40,7 +39,6 @@ from mlp.train.inference import (
     prepare_inputs,
 )
 from mlp.train.optim import Stepper, make_optimizer
-from mlp.train.paths import describe_path
 from mlp.train.schedule import describe_schedule, lr_factor
 from mlp.train.trainer import Callback, Trainer, fit
 

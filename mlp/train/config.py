@@ -63,7 +63,7 @@ class TrainConfig:
     threads: int = 0  # CPU intra-op threads; 0 = measure 1 vs all on the first steps and keep the faster
     amp: bool = False  # bf16 autocast for the forward pass (meant for CUDA; the weights stay float32)
     compile: bool = False  # torch.compile(mode="reduce-overhead"): CUDA graphs. Off on CPU: slower there
-    # Let a small run on the CPU take the NumPy path (mlp.train.paths); False = torch autograd
+    # Let a small run on the CPU take the NumPy path (mlp.train.fastpath.choice); False = torch autograd
     # itself, e.g. when the engines are compared.
     fast_path: bool = True
 

@@ -39,7 +39,7 @@ class DivergenceGuard:
         # The L1 and L2 penalties at the run's start: a penalised loss starts that much above
         # chance, and a large rate (λ₁ = 10) is not an explosion (Trainer sets it anew on new settings).
         self.allowance = allowance
-        # A cheaper check of the same thing, when the run's path offers one (mlp.train.paths).
+        # A cheaper check of the same thing, when the run's path offers one (mlp.train.fastpath.choice).
         self.finite: Callable[[], bool] | None = None
 
     @torch.no_grad()

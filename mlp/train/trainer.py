@@ -21,12 +21,12 @@ from torch import nn
 from mlp.device import DeviceInfo, flush_denormals, pick_device, synchronize
 from mlp.train.batches import Batches
 from mlp.train.config import TrainConfig
+from mlp.train.fastpath.choice import make_path
 from mlp.train.gradients import check_engine, make_gradients
 from mlp.train.guard import DivergenceGuard, divergence_message
 from mlp.train.history import EpochRecord, History, Progress
 from mlp.train.inference import as_tensor, mode_matters
 from mlp.train.optim import Stepper
-from mlp.train.paths import make_path
 from mlp.train.penalty import penalty_of
 from mlp.train.report import Reporter
 from mlp.train.schedule import lr_factor
@@ -67,7 +67,7 @@ class Trainer:
         self.total_steps = cfg.epochs * self.steps_per_epoch
         self.stepper = Stepper(model, cfg)
         self.guard = DivergenceGuard(self.stepper.layout(), penalty_of(model, cfg.l1, cfg.l2))
-        self.path = make_path(self)  # NumPy or torch: how each step runs (mlp.train.paths)
+        self.path = make_path(self)  # NumPy or torch: how each step runs (mlp.train.fastpath.choice)
         self.watch = Watch()  # more points to score at the epochs a best can be (a challenge's hidden ones)
 
     def reconfigure(self, cfg: TrainConfig) -> None:

@@ -7,12 +7,10 @@ controls  sidebar widgets from a page's specs; settings that survive a page swit
           controls an instructor lets students see
 text      a person's own text shown as text; errors and link notes; the one path for outside text
 lessons   the lesson and challenge pickers, a challenge checked live, the link to copy
-live      fragments redrawn on a timer, taking turns with every other visitor's
 reconnect a visitor whose session the server lost is told so
 pad       the digit drawing pad
 plane     the 2D playground's plane and its numbers, drawn on a canvas
 touch     what a click on the plane does: a point of the chosen class added, or points erased
-frames    the route a playing plane fetches its frames from (not through Streamlit reruns)
 internals everything taken from Streamlit beyond its public API, each with why and what breaks
 tour      a guided tour's card: where the class is, what to say, → and ← to move, the outline
 rooms     a student's class room: joining, the hidden part of its challenges, posting the best
@@ -30,9 +28,8 @@ from pages.ui.controls import (
     stops,
 )
 from pages.ui.lessons import challenge_picker, challenge_status, lesson_panel, share_link
-from pages.ui.live import heartbeat, live, steady
 from pages.ui.pad import digit_pad
-from pages.ui.plane import plane, plane_stream
+from pages.ui.plane import plane
 from pages.ui.rooms import room_seed
 from pages.ui.shell import (
     chart,
@@ -61,18 +58,15 @@ __all__ = [
     "controls",
     "debug_mode",
     "digit_pad",
-    "heartbeat",
     "lesson_panel",
     "link_query",
     "literal",
-    "live",
     "load_settings",
     "number",
     "page_header",
     "page_settings",
     "plain",
     "plane",
-    "plane_stream",
     "presenter",
     "presenter_toggle",
     "presenting",
@@ -84,7 +78,6 @@ __all__ = [
     "show_link_notes",
     "shown_controls",
     "slider",
-    "steady",
     "stops",
     "switches_query",
     "training_status",

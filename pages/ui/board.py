@@ -17,7 +17,7 @@ from mlp.rooms import Board, Instructor
 from mlp.rooms.limits import MAX_MEMBERS
 from mlp.rooms.ranks import RERUN_FAILED, RERUN_MISSED, RERUN_OK, RERUN_QUEUED, ChallengeBoard, Entry
 from mlp.rooms.recheck import Recheck
-from mlp.train.jobs import Job, shared_executor
+from pages.serving.jobs import Job, shared_executor
 from pages.ui.live_html import live_html
 from pages.ui.mnist import dataset
 from pages.ui.rooms import shared_rooms

@@ -4,7 +4,7 @@ A custom component (components v2), its front-end in pages/ui/components/plane/.
 become an offscreen layer drawn once per data set; a frame only swaps the small boundary image
 and the numbers. The page's script hands it
 the frame of the moment; while the visitor plays, the component fetches every next frame itself
-from pages/ui/frames.py's route, one after the other, and asks the page to rerun only when the
+from pages/serving/frames.py's route, one after the other, and asks the page to rerun only when the
 run ends or the page must say something new (a diverged or dying run).
 """
 
@@ -14,22 +14,13 @@ from typing import Any
 import streamlit as st
 
 from pages.ui.components import component
-from pages.ui.frames import TOKEN_HEADER, Stream, frame_path
-from pages.ui.live import visitor
 
 PLANE_KEY = "pg_plane"
 PARTS = ("layout", "draw", "frames", "input")  # the plane's script, before its entry (plane.js)
 
 
-def plane_stream() -> Stream:
-    """This visitor's stream of frames, made on their first visit to the playground."""
-    if "pg_stream" not in st.session_state:
-        st.session_state.pg_stream = Stream(visitor())
-    return st.session_state.pg_stream
-
-
 def plane(
-    stream: Stream,
+    stream: Any,
     frame: dict[str, Any],
     points: dict[str, Any],
     presenter: bool,
@@ -40,7 +31,8 @@ def plane(
     probe: tuple[float, float] | None = None,
 ) -> None:
     """The numbers and the plane: `frame` now (Stream.update's), `points` (plane_points'); while
-    the stream plays, the canvas fetches its own frames. The canvas's data-step is the step of
+    the `stream` plays (pages/serving/frames.py's Stream: its token, key, path and header, its
+    pace), the canvas fetches its own frames. The canvas's data-step is the step of
     the frame it drew last (tests wait on it). A click inside the axes calls `on_click(x, y)`
     with the point in the plane's coordinates, before the page reruns; a `probe` point is marked.
     With `touch` ({"chosen": a class, "erase" or None, "summary": text}) the legend's classes are
@@ -51,8 +43,8 @@ def plane(
         "frame": frame,
         "stream": stream.token,
         "key": stream.key,
-        "path": frame_path(),
-        "header": TOKEN_HEADER,
+        "path": stream.path,
+        "header": stream.header,
         "interval": stream.frame_seconds,
         "playing": stream.playing,
         "presenter": presenter,

@@ -11,8 +11,8 @@ from mlp.lessons.playground import ENGINE_NAMES, PRESETS, SPECS, from_query, lin
 from mlp.runs.network_view import REGRESSION_OUTPUT, NetworkPicture, hidden_space
 from mlp.runs.playground import Playground
 from mlp.train import describe_path
+from pages.serving.frames import plane_stream
 from pages.ui.controls import control, load_settings
-from pages.ui.plane import plane_stream
 from pages.ui.shell import COMPARE, chart, settings_query, switches_query
 from pages.ui.text import say
 from pages.ui.touch import EDITS_KEY, click

@@ -90,7 +90,7 @@ def browser_id() -> str:
 def room_seed(challenge: Challenge) -> int | None:
     """The seed of `challenge`'s hidden part in this visitor's room, or None outside one (the
     public part: no board ranks on it). Asked of the database once a membership and challenge
-    (a live panel asks at every check, in its turn: mlp.train.turns)."""
+    (a live panel asks at every check, in its turn: pages.serving.turns)."""
     member = membership()
     if member is None:
         return None
@@ -304,7 +304,7 @@ def post_best(
                 challenge.parameters(settings),
                 f"/{challenge.page}?{urlencode(dict(link))}",
             )
-            # never waiting for the database here: a live panel draws in its turn (mlp.train.turns)
+            # never waiting for the database here: a live panel draws in its turn (pages.serving.turns)
             sent[key] = (score, shared_rooms().post(member, result, inline=False))
         except Exception as err:  # a room gone, the database down, a fault: a sentence, never a traceback
             return say(err)

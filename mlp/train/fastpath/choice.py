@@ -17,8 +17,8 @@ import torch
 from torch import nn
 
 from mlp.train.config import TrainConfig
+from mlp.train.fastpath.step import NumpyPath
 from mlp.train.inference import evaluate
-from mlp.train.numpy_path import NumpyPath
 
 Trainer = Any  # mlp.train.trainer.Trainer, which imports this module: what a path reads of it
 

@@ -188,7 +188,7 @@ def top_class(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 class _Lender:
     """One Scratch for the process's plane drawing, lent to one caller at a time: frames take
-    turns (mlp.train.turns), and a caller who finds it lent out gets a fresh one."""
+    turns (pages.serving.turns), and a caller who finds it lent out gets a fresh one."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()

@@ -5,7 +5,7 @@ frames a second that was 100-200 ms of browser CPU a frame, and with a class on 
 browsers, not the server, ran out of time. So while a visitor plays, the plane's canvas
 (pages/ui/plane.py) sends its token over a WebSocket to PATH, a message a frame (frame_socket;
 or, if that socket never opens, GETs PATH with the token in a header: frame_endpoint); either
-way the server trains one frame's steps in the visitor's turn (mlp.train.turns) and answers
+way the server trains one frame's steps in the visitor's turn (pages.serving.turns) and answers
 with the boundary image and the numbers (~4 KB of JSON, one image decode and one canvas draw in
 the browser). The canvas asks for the next frame only once it has drawn the last, and the line
 hands turns out fairly, so a busy server gives each visitor fewer frames, never a frozen page.
@@ -16,13 +16,13 @@ speed in steps a second, a frame every 1/cap s with the steps due since the last
 Playground animates at ~34), shared as more play (FPS_BUDGET a replica), and never below
 CLASS_FPS, what every visitor had before: a class of 4 or more gets exactly that. A frame never
 trains more than STEP_SECONDS of the speed's steps: when the server is busy each visitor gets
-fewer frames, fairly (mlp.train.turns), each carrying at most what a frame carried at 10 frames
+fewer frames, fairly (pages.serving.turns), each carrying at most what a frame carried at 10 frames
 a second, so a class's pace falls no lower than it did then.
 
 What a visitor may take is the server's to enforce, not the canvas's: frames no closer than the
 pace allows per stream, at most FRAME_BUDGET of CPU time training a frame (a bigger setup
 takes fewer steps a frame, and the plane says so), turns shared by compute used
-(mlp.train.turns), and a stream plays only while its page is alive: each run of the page's
+(pages.serving.turns), and a stream plays only while its page is alive: each run of the page's
 script, of its live panels or of its heartbeat renews a lease of LEASE_SECONDS, and so does
 each frame over the tab's own frame socket: each of the page's runs that draws the plane
 hands the canvas a fresh key with its data, and the socket that sends it first holds the
@@ -33,7 +33,7 @@ stops training within that time even if someone replays it, its key too; a page
 that is still open and lapsed (a server too busy to run its panels, a socket that reconnected
 and waits for the page's next run) is stopped, tells its page, and the page's run renews the
 lease and plays on. While the tab's socket keeps the lease, the page's heartbeat (a script
-run that costs the browser ~0.13 s of CPU) comes rarely (pages/ui/live.py).
+run that costs the browser ~0.13 s of CPU) comes rarely (pages/serving/live.py).
 
 The token is a session's secret (random, never shown, sent in a header so that no access log
 keeps it): a frame can only be had by the page the server gave it to. Streams are kept weakly:
@@ -61,7 +61,8 @@ from mlp.figures.plane import shade_png
 from mlp.links.format import FrameRate
 from mlp.runs.playground import Playground
 from mlp.runs.units import Unit, plane_caption, unit_name, unit_plane
-from mlp.train.turns import shared_turns
+from pages.serving.live import visitor
+from pages.serving.turns import shared_turns
 
 PATH = "/api/playground/frame"  # under the server's base URL path, if it has one (frame_path)
 MAX_FPS = 40  # frames a second a visitor may have: one playing alone
@@ -97,7 +98,7 @@ class Stream:
 
     def __init__(self, visitor: str) -> None:
         self.token = secrets.token_urlsafe(16)
-        self.visitor = visitor  # the name this visitor's turns go by (pages/ui/live.py)
+        self.visitor = visitor  # the name this visitor's turns go by (pages/serving/live.py)
         self.lock = threading.Lock()
         self.run: Playground | None = None
         self.speed = 1  # steps a second while playing
@@ -116,6 +117,13 @@ class Stream:
         self.key = ""  # what the canvas sends to hold the stream: new with each frame the page draws
         self._held_with = ""  # the key that made the holder the holder
         _streams[self.token] = self
+
+    @property
+    def path(self) -> str:
+        """Where the canvas asks for this stream's frames (frame_path)."""
+        return frame_path()
+
+    header = TOKEN_HEADER  # the request header that carries the token over HTTP
 
     def update(self, run: Playground, speed: int, playing: bool, focus: Unit | None = None) -> dict[str, Any]:
         """The page's settings (and the unit on the plane, if any), then the frame they show now
@@ -371,6 +379,13 @@ def frame_path() -> str:
     """Where the route answers: PATH, under `server.baseUrlPath` when the app is served below one."""
     base = str(st.get_option("server.baseUrlPath") or "").strip("/")
     return f"/{base}{PATH}" if base else PATH
+
+
+def plane_stream() -> Stream:
+    """This visitor's stream of frames, made on their first visit to the playground."""
+    if "pg_stream" not in st.session_state:
+        st.session_state.pg_stream = Stream(visitor())
+    return st.session_state.pg_stream
 
 
 def routes() -> list[Route]:

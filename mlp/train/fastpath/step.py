@@ -4,8 +4,8 @@ Forward (dropout's masks drawn by torch from the run's own generator, so they ar
 masks), the loss (cross-entropy through log-softmax, or the MSE), backprop by hand (the notes'
 and mlp.manual's math), L2's gradient, global-norm clipping as `clip_grad_norm_`, then SGD
 (momentum, Nesterov), Adam or AdamW as torch.optim's kernels (a large group's Adam update is
-that kernel itself: mlp.train.kernel), and L1's proximal step. The math runs one example a
-column (mlp.train.columns says why) and in place on NumPy views of the stepper's flat buffers
+that kernel itself: mlp.train.fastpath.kernel), and L1's proximal step. The math runs one example a
+column (mlp.train.fastpath.columns says why) and in place on NumPy views of the stepper's flat buffers
 (a CPU tensor's `.numpy()` shares its memory), so the model, the guard, evaluation and export
 see every step, and the torch path can take over at any step with the optimizer's state as it
 is. On a small network a torch step is ~30 dispatched operations of a few µs each; the same
@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from mlp.metrics import mse, r2_score
-from mlp.train.columns import (
+from mlp.train.fastpath.columns import (
     F32,
     Buffers,
     Pass,
@@ -32,13 +32,13 @@ from mlp.train.columns import (
     weights_of,
     widths_of,
 )
+from mlp.train.fastpath.kernel import adam_update
 from mlp.train.inference import evaluate
-from mlp.train.kernel import adam_update
 from mlp.train.optim import BETAS, EPS
 
 MAX_KEPT_INPUTS = 1 << 20  # validation inputs up to this many numbers are kept as float32 (4 MiB)
 # From this many parameters in a group, Adam's update is torch's fused kernel on the same buffers
-# (the torch path's, called directly: mlp.train.kernel): one pass instead of NumPy's thirteen, for
+# (the torch path's, called directly: mlp.train.fastpath.kernel): one pass instead of NumPy's thirteen, for
 # a call that costs a few µs more. Timed within fit, one thread, kernel vs NumPy: the playground's
 # 2-32-32-3 (1,251 parameters) even (10 steps 1.68-1.69 ms vs 1.63-1.69); UCI digits' 64-128-10
 # (9,610) 15 µs vs 25; MNIST's 784-128-10 (101,770) 60-72 µs vs 150.
@@ -46,7 +46,7 @@ FUSED_ADAM_FROM = 4_096
 
 
 class NumpyPath:
-    """The step of mlp.train.paths.TorchPath in NumPy, on views of the same buffers."""
+    """The step of mlp.train.fastpath.choice.TorchPath in NumPy, on views of the same buffers."""
 
     name, reason = "numpy", ""
 

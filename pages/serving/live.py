@@ -1,9 +1,9 @@
 """Live parts of a page: fragments that redraw on a timer, taking turns with every other visitor.
 
 While a visitor plays, each of a page's live fragments asks for its turn in the process's one
-line (mlp.train.turns) before it trains and draws; a click heard while waiting ends the wait.
+line (pages.serving.turns) before it trains and draws; a click heard while waiting ends the wait.
 With many visitors playing, the slow panels also ask less often. (The 2D playground's plane
-is not a fragment: its frames come over its own socket (or HTTP), in the same line; pages/ui/frames.py.)
+is not a fragment: its frames come over its own socket (or HTTP), in the same line; pages/serving/frames.py.)
 """
 
 import functools
@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from mlp.train.turns import shared_turns
+from pages.serving.turns import shared_turns
 from pages.ui.internals import STEADY_CSS, fragment_run, set_fragment_timer
 
 VISITOR = "visitor"  # session-state key: this visitor's name in the line
@@ -72,7 +72,7 @@ def heartbeat(playing: bool, beat: Callable[[], bool]) -> None:
     """While `playing`: `beat()` every HEARTBEAT_SECONDS, from a fragment that draws nothing;
     every HELD_HEARTBEAT_SECONDS once `beat()` says the tab's frames keep it alive themselves.
     The page's frames play on a lease that its runs renew, and so does the tab's frame socket
-    (pages/ui/frames.py). A beat is an empty script run, cheap for the server but ~0.13 s of a
+    (pages/serving/frames.py). A beat is an empty script run, cheap for the server but ~0.13 s of a
     browser's CPU (Streamlit's page handling the run, then collecting its garbage): hence one
     every HEARTBEAT_SECONDS at most, and rarely while the socket keeps the lease (over HTTP it
     beats every HEARTBEAT_SECONDS). A socket that reconnects holds nothing until the page next
