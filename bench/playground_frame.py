@@ -68,9 +68,9 @@ def frame_parts(run: Playground, speed: int) -> tuple[dict[str, tuple[float, flo
     lap = Laps()
     run.run(speed, budget=FRAME_BUDGET)
     lap(f"training ({speed} steps)")
-    shade = run.grid_shade()
+    shade = run.view.grid_shade()
     lap(f"grid prediction ({shade.res}×{shade.res})")
-    metrics, banner = run.live_metrics(), run.banner()
+    metrics, banner = run.view.live_metrics(), run.view.banner()
     lap("metrics + banner")
     image = shade_png(shade, run.points.classes, run.settings.discretize)
     lap("boundary PNG")
@@ -124,8 +124,8 @@ def demo_frame(run: Playground, speed: int) -> tuple[float, float, int]:
     Python lists, a contour for the regions. (Wall, CPU) seconds, and its bytes."""
     lap = Laps()
     run.run(speed)
-    probs = run.grid_probs()
-    metrics = run.live_metrics()
+    probs = run.view.grid_probs()
+    metrics = run.view.live_metrics()
     p = run.points
     x0, x1, y0, y1 = p.extent
     xs = np.linspace(x0, x1, probs.shape[1]).tolist()

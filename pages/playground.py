@@ -12,7 +12,7 @@ from mlp.figures.curves import epoch_curves_figure
 from mlp.figures.plane import plane_points
 from mlp.lessons.playground import DATA, PRESETS, SPECS, from_query, from_widgets, link, train_curve_name
 from mlp.links.settings import NETWORK, TRAINING
-from mlp.runs.playground import Playground, current_run, watch_hidden
+from mlp.runs.playground import Playground, current_run
 from mlp.train import describe_schedule, supports_dropout, uses_momentum
 from pages.serving.frames import plane_stream
 from pages.serving.live import heartbeat, live, steady
@@ -124,7 +124,7 @@ panels.controls_bar(playing, play)  # TensorFlow Playground's bar, on top: Space
 # --- the live part: the plane fetches its own frames; the panels redraw about once a second -------
 def plane_and_numbers() -> None:
     """The numbers, what the page must say about the run, and the plane."""
-    if banner := run.banner():
+    if banner := run.view.banner():
         icons = {"error": ":material/warning:", "warning": ":material/heart_broken:", "info": None}
         getattr(st, banner[0])(banner[1], icon=icons[banner[0]])
     points = plane_points(run.points, st.session_state.pg_show_test)
@@ -158,7 +158,7 @@ def network_and_curves() -> None:
     with st.container(key="pg_curves"):
         train = train_curve_name(run.settings)  # with L1 or L2 on, the train loss includes the penalty
         regress = run.points.task == "regress"  # MSE and R², no confusion matrix, no challenge scores
-        curves = run.curves(), run.twin_curves()
+        curves = run.view.curves(), run.view.twin_curves()
         figure = epoch_curves_figure(*curves, height=PANEL_HEIGHT, train=train, regress=regress)
         ui.chart(figure, key="pg_curves_chart")
         if challenge is not None and regress:
@@ -166,12 +166,12 @@ def network_and_curves() -> None:
         elif challenge is not None:  # checked live, against what the run has reached so far
             scores = playground_scores(run.trainer.history)
             # scored at each epoch that could be the best, on the hidden part of the visitor's room
-            watch_hidden(run, *hidden_points(run.settings, room_seed(challenge)))
+            run.watch_hidden(*hidden_points(run.settings, room_seed(challenge)))
             hidden = functools.partial(hidden_score, run, challenge)  # posted to a class board too
             own = not run.edits and run.data_key == run.settings.data_key  # no upload, no points by hand
             query = link(run.settings) | challenge_link
             ui.challenge_status("pg_", challenge, run.settings, scores, query, hidden, own, run.altered)
-        if (gap := run.engine_gap()) is not None:
+        if (gap := run.view.engine_gap()) is not None:
             st.caption(
                 f"Engines side by side over {gap['epochs']:,} epochs: largest |Δ train loss| = "
                 f"{gap['loss']:.1e}, largest |Δ weight| = {gap['weights']:.1e} (float32 rounding)."
@@ -180,7 +180,7 @@ def network_and_curves() -> None:
         confusion, _ = st.columns([1, 1])
         with confusion:
             st.caption("Confusion matrix on the test points")
-            ui.chart(confusion_figure(run.confusion("test")), key="pg_confusion")
+            ui.chart(confusion_figure(run.view.confusion("test")), key="pg_confusion")
     panels.unit_panel(run, picture)
 
 

@@ -26,7 +26,7 @@ from mlp.curriculum.challenges import CHALLENGES, hidden_points, playground_scor
 from mlp.data.toy import HIDDEN_SEED
 from mlp.lessons import playground as pg
 from mlp.rooms import Instructor, Result, RoomError, Rooms, Store, StoreError, Visitor
-from mlp.runs.playground import Playground, score_points, watch_hidden
+from mlp.runs.playground import Playground
 from pages.ui.rooms import hidden_score, shared_rooms
 from tests.conftest import ARTIFACTS, ROOT, _require_browser, open_page
 from tests.harness import button, free_port, open_tab, serve_app, wait_for_app
@@ -407,11 +407,11 @@ def test_the_hidden_score_posted_is_the_best_epochs_not_the_networks_now(seed):
     settings = replace(pg.from_query(challenge.solution.query)[0], seed=seed)
     run = Playground(settings, pg.make_points(settings))
     X, y = hidden_points(settings)
-    watch_hidden(run, X, y)
+    run.watch_hidden(X, y)
     then = {}  # each epoch's (loss, accuracy) on the hidden points, from the network at its end
     for _ in range(40):
         run.run_epoch()
-        then[run.trainer.epoch] = score_points(run, X, y)
+        then[run.trainer.epoch] = run.view.score(X, y)
     best = challenge.best(playground_scores(run.trainer.history))
     assert best.epoch <= 20 and best.epoch in run.trainer.watch.scored  # scored when it happened
     loss, accuracy = then[best.epoch]
@@ -444,7 +444,7 @@ def test_the_hidden_part_is_new_points_scored_as_the_visible_ones_are(seed):
     for _ in range(10):
         run.run_epoch()
     last = run.trainer.history.epochs[-1]
-    loss, accuracy = score_points(run, run.points.X_test, run.points.y_test)
+    loss, accuracy = run.view.score(run.points.X_test, run.points.y_test)
     assert accuracy == pytest.approx(last.val_acc) and loss == pytest.approx(last.val_loss, rel=1e-5)
     X, y = hidden_points(settings)
     assert len(X) == len(run.points.X_test) and set(np.unique(y)) == set(np.unique(run.points.y_test))
@@ -452,7 +452,7 @@ def test_the_hidden_part_is_new_points_scored_as_the_visible_ones_are(seed):
         not np.isin(X, run.points.X_test).all(axis=1).any()
         and not np.isin(X, run.points.X_train).all(axis=1).any()
     )
-    hidden_loss, hidden_accuracy = score_points(run, X, y)
+    hidden_loss, hidden_accuracy = run.view.score(X, y)
     assert hidden_accuracy > 0.9 and hidden_loss < 0.5  # the same moons: a network that learnt them does well
 
 

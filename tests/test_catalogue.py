@@ -165,7 +165,7 @@ def test_depth_beats_width_on_a_spiral_at_the_same_budget():
 def learning_rates(k: int) -> list[str]:
     lesson, problems = LESSONS["learning-rate"], []
     high = trained(lesson.setup, k=k)
-    if not (high.trainer.status == "diverged" and high.banner()[0] == "error"):  # the page says so
+    if not (high.trainer.status == "diverged" and high.view.banner()[0] == "error"):  # the page says so
         problems.append(f"lr = 10 {high.trainer.status}")  # measured: diverged on all five
     low = trained(lesson.compare[0][1], k=k)
     losses = [e.train_loss for e in low.trainer.history.epochs]
@@ -273,7 +273,7 @@ def test_few_points_and_a_wide_net_over_fit_and_weight_decay_helps():
 
 
 def engines_agree(k: int) -> list[str]:
-    gap = trained(LESSONS["engines"].setup, k=k).engine_gap()  # both engines: the lesson's link says so
+    gap = trained(LESSONS["engines"].setup, k=k).view.engine_gap()  # both engines: the lesson's link says so
     # measured loss 1.2e-7 6.0e-8 1.2e-7 6.0e-8 6.0e-8, weights 3.0e-7 3.6e-7 4.8e-7 4.8e-7 3.6e-7
     # (with Adam, as the lesson had before, one seed reached 6.4e-5 and 2.9e-4)
     ok = gap["epochs"] == 300 and gap["loss"] < 1e-5 and gap["weights"] < 1e-4

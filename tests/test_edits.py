@@ -22,6 +22,7 @@ from mlp.data.edits import (
     read_edits,
 )
 from mlp.lessons.playground import PRESETS, Settings, from_query, link, link_edits, make_points
+from mlp.runs.exports import playground_files
 from mlp.runs.playground import current_run
 
 BASE = make_points(Settings())
@@ -179,14 +180,14 @@ def test_the_twin_trains_on_the_edited_set_too():
     current_run(run, run.settings, edits=erase_near(Edits(), run.base, 0.0, 0.0, 0.5))
     assert run.twin.batches.n == run.trainer.batches.n == len(run.points.y_train) < len(run.base.y_train)
     run.run(3)
-    assert run.engine_gap()["weights"] < 1e-4
+    assert run.view.engine_gap()["weights"] < 1e-4
 
 
 def test_the_data_csv_has_the_added_points_and_not_the_erased_ones():
     run = current_run(None, PRESETS["moons"])
     edits = erase_near(add_point(Edits(), 0.25, 0.75, 1, 2), run.base, -1.0, 0.0, 0.3)
     current_run(run, run.settings, edits=edits)
-    (csv,) = [make() for label, make, _ in run.downloads() if label == "Data (.csv)"]
+    (csv,) = [make() for label, make, _ in playground_files(run) if label == "Data (.csv)"]
     assert csv == points_csv(run.points)
     frame = pd.read_csv(io.StringIO(csv))
     assert len(frame) == len(run.base.y_train) + len(run.base.y_test) + 1 - len(edits.erased)

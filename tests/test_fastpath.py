@@ -269,7 +269,7 @@ def test_comparing_engines_trains_the_autograd_side_with_autograd_itself():
     assert run.trainer.path.name == "torch" and "compared" in describe_path(run.trainer)
     assert run.twin.cfg.engine == "manual"
     run.run(20)
-    assert run.engine_gap()["weights"] < 1e-4
+    assert run.view.engine_gap()["weights"] < 1e-4
     run.apply(replace(settings, lr=settings.lr / 2))  # new settings keep comparing
     assert run.trainer.path.name == "torch"
     run.compare(False)
@@ -324,7 +324,7 @@ def test_a_result_of_numpy_outputs_is_its_own_even_when_the_buffers_are_busy():
 
 @pytest.mark.parametrize("task", ["classify", "regress"])
 def test_the_plane_is_the_same_on_either_inference_path(task):
-    from mlp.runs.playground import PlaneGrid, plane_outputs
+    from mlp.runs.playground_view import PlaneGrid, plane_outputs
 
     grid = PlaneGrid((-2.0, 2.0, -1.0, 3.0), 40, features=("x1sq", "x1x2"))
     outputs = 1 if task == "regress" else 4

@@ -13,6 +13,7 @@ from mlp.data import read_points_csv, uploaded_points
 from mlp.data.features import NAMES, input_labels, input_width, network_inputs, ordered, with_features
 from mlp.io import model_from_bytes
 from mlp.lessons.playground import Settings, from_query, from_widgets, make_points, to_query
+from mlp.runs.exports import playground_files
 from mlp.runs.network_view import network_picture
 from mlp.runs.playground import Playground, current_run
 from tests.conftest import open_page
@@ -52,10 +53,10 @@ def test_points_and_the_planes_grid_are_transformed_alike_and_d_in_follows():
     assert run.model.config.d_in == 5 and run.inputs.X_train.shape[1] == 5
     assert run.points.X_train.shape[1] == 2  # the plane's own points stay 2D (the plot, the CSV)
     assert np.array_equal(run.inputs.X_train, with_features(run.points.X_train, settings.features))
-    for grid in (run.grid, run.neuron_grid):
+    for grid in (run.view.grid, run.view.neuron_grid):
         assert torch.equal(grid.inputs, with_features(grid.points, settings.features))
-    assert run.grid_probs().shape == (run.grid.res, run.grid.res, 2)
-    assert [m.shape[0] for m in run.neuron_maps()] == []  # no hidden layer: no hidden maps
+    assert run.view.grid_probs().shape == (run.view.grid.res, run.view.grid.res, 2)
+    assert [m.shape[0] for m in run.view.neuron_maps()] == []  # no hidden layer: no hidden maps
 
 
 def test_the_network_view_shows_each_feature_as_an_input_with_its_map():
@@ -81,7 +82,7 @@ def test_the_engines_agree_with_features():
     run = Playground(settings, make_points(settings))
     run.compare(True)
     run.run(20)
-    assert run.engine_gap()["weights"] < 1e-5
+    assert run.view.engine_gap()["weights"] < 1e-5
 
 
 def test_uploaded_points_get_the_same_features():
@@ -97,7 +98,7 @@ def test_uploaded_points_get_the_same_features():
 def test_the_weights_file_records_the_features():
     settings = Settings(**CIRCLES, features=("x2sq",))
     run = Playground(settings, make_points(settings))
-    files = {name: make() for _, make, name in run.downloads()}
+    files = {name: make() for _, make, name in playground_files(run)}
     model, meta = model_from_bytes(files["playground-model.safetensors"])
     assert model.config.d_in == 3
     assert json.loads(files["playground-model.json"])["settings"]["features"] == ["x2sq"]

@@ -56,8 +56,8 @@ def built() -> dict[str, list[go.Figure]]:
     view = mnist.view()
     evaluation = view.evaluation
     return {
-        "epoch_curves_figure": [epoch_curves_figure(run.curves(), run.twin_curves())],
-        "confusion_figure": [confusion_figure(run.confusion()), confusion_figure(evaluation.confusion)],
+        "epoch_curves_figure": [epoch_curves_figure(run.view.curves(), run.view.twin_curves())],
+        "confusion_figure": [confusion_figure(run.view.confusion()), confusion_figure(evaluation.confusion)],
         "live_curves_figure": [live_curves_figure(**view.curves)],
         "lr_figure": [lr_figure(*view.schedule, view.epoch)],
         "probability_bars": [probability_bars(evaluation.probs[0])],
@@ -118,14 +118,14 @@ def test_png_encoder_writes_a_real_png():
 def test_the_plane_is_plain_data_a_canvas_can_draw():
     run = current_run(None, PRESETS["spiral"])
     run.run(20)
-    view = plane_view(run.grid_probs(), run.points)
+    view = plane_view(run.view.grid_probs(), run.points)
     encoded = json.dumps(view)  # what the component receives
     assert len(encoded) < 40 * 1024
     png = base64.b64decode(view["image"].split(",", 1)[1])
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", png[16:24]) == (100, 100)
     assert len(view["train"]) == len(run.points.y_train) and len(view["test"]) == len(run.points.y_test)
     assert view["xticks"] == [-1.0, 0.0, 1.0] and view["extent"] == list(run.points.extent)
-    assert plane_view(run.grid_probs(), run.points, show_test=False)["test"] == []
+    assert plane_view(run.view.grid_probs(), run.points, show_test=False)["test"] == []
 
 
 def test_a_discretized_boundary_keeps_the_regions_and_drops_the_shading():
@@ -244,14 +244,14 @@ def decoded(uri: str) -> np.ndarray:
 def test_a_frames_palette_image_is_the_boundary_shading_in_steps(preset, discrete):
     run = current_run(None, PRESETS[preset])
     run.run(30)
-    expected = boundary_rgba(run.grid_probs(), discrete)[::-1]  # PNG rows top first
-    shade = run.grid_shade()
+    expected = boundary_rgba(run.view.grid_probs(), discrete)[::-1]  # PNG rows top first
+    shade = run.view.grid_shade()
     image = decoded(shade_png(shade, run.points.classes, discrete))
     assert image.shape == expected.shape
     assert (image[..., :3] == expected[..., :3]).all(axis=-1).mean() > 0.999  # ties may round apart
     step = 255 * MAX_SHADE / (SHADE_LEVELS - 1)  # one opacity step
     assert np.abs(image[..., 3].astype(int) - expected[..., 3]).max() <= step  # within a step of it
-    assert len(shade_png(shade, run.points.classes, discrete)) < len(boundary_image(run.grid_probs()))
+    assert len(shade_png(shade, run.points.classes, discrete)) < len(boundary_image(run.view.grid_probs()))
 
 
 @pytest.mark.parametrize("discrete", [False, True])

@@ -105,7 +105,7 @@ def test_a_loss_that_explodes_at_lr_10_pauses_the_run_and_says_what_to_try(optim
     message = run.trainer.message
     assert run.status == "diverged" and "exploded" in message and "10× smaller" in message, message
     assert all(torch.isfinite(p).all() for p in run.model.parameters())
-    assert "Training diverged" in run.banner()[1]
+    assert "Training diverged" in run.view.banner()[1]
 
 
 @pytest.mark.slow
@@ -119,11 +119,11 @@ def test_healthy_presets_are_never_taken_for_exploding():
 def test_relu_units_that_die_without_the_loss_exploding_get_their_own_warning():
     settings = replace(PRESETS["spiral"], optimizer="sgd", lr=10.0, grad_clip=0.5)  # clipped: no explosion
     run = Playground(settings, make_points(settings))
-    assert run.mostly_dead() == []
+    assert run.view.mostly_dead() == []
     run.run(300)
     assert run.status == "running"
-    assert [(layer, dead) for layer, dead, _ in run.mostly_dead()] == [(2, 32)]
-    assert "Units have died" in run.banner()[1] and "leaky ReLU" in run.banner()[1]
+    assert [(layer, dead) for layer, dead, _ in run.view.mostly_dead()] == [(2, 32)]
+    assert "Units have died" in run.view.banner()[1] and "leaky ReLU" in run.view.banner()[1]
 
 
 def test_divergence_at_lr_10_pauses_with_a_finite_model():
@@ -135,7 +135,7 @@ def test_divergence_at_lr_10_pauses_with_a_finite_model():
             break
     assert run.status == "diverged" and "learning rate 10× smaller" in run.trainer.message
     assert all(torch.isfinite(p).all() for p in run.model.parameters())
-    assert np.isfinite(run.grid_probs()).all()
+    assert np.isfinite(run.view.grid_probs()).all()
     run.apply(replace(settings, lr=0.01))  # a lower learning rate is the way on
     assert run.status == "ready"
     run.run(5)
@@ -176,23 +176,23 @@ def test_comparing_engines_trains_a_twin_in_lockstep():
     run.compare(True)
     assert run.trainer.step_count == 0  # comparing starts both from the initial weights
     run.run(40)
-    gap = run.engine_gap()
+    gap = run.view.engine_gap()
     assert gap["epochs"] == 40 and gap["loss"] < 1e-5 and gap["weights"] < 1e-5
-    assert run.twin_curves()["train_loss"].shape == run.curves()["train_loss"].shape
+    assert run.view.twin_curves()["train_loss"].shape == run.view.curves()["train_loss"].shape
     run.compare(False)
-    assert run.engine_gap() is None
+    assert run.view.engine_gap() is None
 
 
 def test_what_the_page_shows_has_the_right_shapes():
     settings = PRESETS["blobs"]
     run = Playground(settings, make_points(settings))
     run.run(30)
-    assert run.grid_probs().shape == (100, 100, 4)
-    assert np.allclose(run.grid_probs().sum(-1), 1, atol=1e-5)
-    assert run.confusion().sum() == len(run.points.y_test)
-    assert run.neuron_maps() == []  # blobs' preset has no hidden layer: softmax regression
+    assert run.view.grid_probs().shape == (100, 100, 4)
+    assert np.allclose(run.view.grid_probs().sum(-1), 1, atol=1e-5)
+    assert run.view.confusion().sum() == len(run.points.y_test)
+    assert run.view.neuron_maps() == []  # blobs' preset has no hidden layer: softmax regression
     deep = Playground(PRESETS["spiral"], make_points(PRESETS["spiral"]))
-    assert [m.shape for m in deep.neuron_maps()] == [(32, 28, 28), (32, 28, 28)]
+    assert [m.shape for m in deep.view.neuron_maps()] == [(32, 28, 28), (32, 28, 28)]
 
 
 # --- settings and links -------------------------------------------------------------------------
@@ -298,7 +298,14 @@ def test_clicks_during_play_never_interleave_training_or_drawing():
     settings = replace(PRESETS["moons"], batch_size=16, dropout=0.3)  # batches and dropout draw from RNGs
     run = current_run(None, settings)
     asked = [10] * 12 + [1] * 12  # Play's frames at speed 10, and Step clicks
-    draws = [run.grid_probs, run.neuron_maps, run.dead_units, run.confusion, run.banner, run.curves] * 4
+    draws = [
+        run.view.grid_probs,
+        run.view.neuron_maps,
+        run.view.dead_units,
+        run.view.confusion,
+        run.view.banner,
+        run.view.curves,
+    ] * 4
 
     def act(job) -> None:
         if isinstance(job, int):

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from mlp.io import model_to_bytes
+from mlp.runs.exports import mnist_files
 from tests.conftest import open_page, shoot, wait_for_app
 
 PAGE = "pages/mnist.py"
@@ -92,7 +93,7 @@ def test_a_downloaded_model_loads_back_with_identical_predictions(at):
 def test_a_loaded_model_shows_as_what_it_is_not_as_a_run(at):
     at.selectbox(key="mn_optimizer").set_value("sgd").run()
     train(at, epochs=1)
-    weights = at.session_state["mn_session"].run.downloads()[0][1]()  # the page's own download
+    weights = mnist_files(at.session_state["mn_session"].run)[0][1]()  # the page's own download
     open_tab(at, "Keep it")
     at.file_uploader(key="mn_model_file").upload("mine.safetensors", weights).run()
     assert not at.exception

@@ -18,6 +18,7 @@ from playwright.sync_api import expect
 from mlp.curriculum.catalogue import LESSONS
 from mlp.io import model_from_bytes
 from mlp.lessons.playground import PRESETS, to_query
+from mlp.runs.exports import playground_files
 from mlp.runs.playground import current_run
 from pages.serving.frames import GONE, LEASE_SECONDS, PATH, STEP_SECONDS, TOKEN_HEADER, serve_frame
 from pages.ui import playground as panels
@@ -363,7 +364,7 @@ def test_clicks_on_an_uploaded_set_add_points_to_its_csv_not_to_the_link(at):
     assert run.points.name == "mine.csv" and len(run.points.y_train) == len(run.base.y_train) + 1
     assert "pts" not in query(at) and query(at)["data"] == "file"
     assert plane_data(at)["touch"]["summary"].endswith("(1 added); the CSV export keeps them, a link can't")
-    (csv,) = [make() for label, make, _ in run.downloads() if label == "Data (.csv)"]
+    (csv,) = [make() for label, make, _ in playground_files(run) if label == "Data (.csv)"]
     assert "0.25,0.75,2" in csv.splitlines()
 
 

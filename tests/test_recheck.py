@@ -21,7 +21,7 @@ from mlp.lessons import playground as pg
 from mlp.rooms import Instructor, Result, Rooms, Store, Visitor
 from mlp.rooms.ranks import RERUN_FAILED, RERUN_MISSED, RERUN_OK
 from mlp.rooms.recheck import LOSS_NOISE, Recheck, allowance, record, rerun_mnist, rerun_playground
-from mlp.runs.playground import Playground, watch_hidden
+from mlp.runs.playground import Playground
 from pages.serving.jobs import Executor
 
 PLAYGROUND = [key for key, c in CHALLENGES.items() if c.page == "playground"]
@@ -36,7 +36,7 @@ def page_run(settings: pg.Settings, epochs: int, seed: int, frame_steps: int = 7
         run.run(frame_steps)
         frames += 1
         if frames == 3:
-            watch_hidden(run, *hidden_points(settings, seed))
+            run.watch_hidden(*hidden_points(settings, seed))
     return run
 
 

@@ -122,7 +122,7 @@ def test_the_engines_agree_on_a_regression_in_lockstep():
     run = current_run(None, replace(PRESET, engine="manual", optimizer="sgd", lr=0.1))
     run.compare(True)
     run.run(100)
-    gap = run.engine_gap()
+    gap = run.view.engine_gap()
     assert gap["loss"] < 1e-5 and gap["weights"] < 1e-4
 
 
@@ -130,11 +130,11 @@ def test_the_run_shows_values_mse_and_r2_and_no_confusion():
     run = Playground(PRESET, make_points(PRESET))
     assert run.points.task == "regress" and run.model.config.d_out == 1 and run.trainer.cfg.loss == "mse"
     run.run(200)
-    frame = run.live_frame()
+    frame = run.view.live_frame()
     labels = [label for label, _ in frame.metrics]
     assert labels == ["Epoch", "Step", "Train MSE", "Test MSE", "Test R²"]
     assert frame.shade.values is not None and float(dict(frame.metrics)["Test R²"]) > 0.3
-    assert run.confusion() is None
+    assert run.view.confusion() is None
     scores = playground_scores(run.trainer.history)  # R² in the accuracy slot: the page skips them
     assert len(scores) == 200
     picture = network_picture(run)
@@ -164,7 +164,7 @@ def test_the_plane_shades_values_and_colours_points_on_one_scale():
 def test_the_curves_show_mse_and_r2():
     run = Playground(PRESET, make_points(PRESET))
     run.run(5)
-    figure = epoch_curves_figure(run.curves(), regress=True, height=300)
+    figure = epoch_curves_figure(run.view.curves(), regress=True, height=300)
     texts = [a.text for a in figure.layout.annotations]
     assert "<b>R²</b> ↑" in texts and "MSE" in figure.layout.yaxis.title.text
 

@@ -26,9 +26,14 @@ def layer(module: str) -> str:
 
 
 def mlp_imports(path: Path) -> set[str]:
-    """Every mlp module `path` imports, at the top or inside a function."""
+    """Every mlp module `path` imports, at the top or inside a function (not for annotations only,
+    under `if TYPE_CHECKING:`, which imports nothing when the program runs)."""
     found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
+            node.body = []
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names if a.name.startswith("mlp")}
         elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("mlp"):

@@ -75,7 +75,7 @@ def seconds_to_form(settings: pg.Settings, pace: int, seeds: int = 5) -> list[fl
         every, accuracies = max(1, total // 100), []
         for _ in range(0, total, every):
             run.run(every)
-            confusion = run.confusion("test")
+            confusion = run.view.confusion("test")
             accuracies.append(np.trace(confusion) / confusion.sum())
         reached = np.asarray(accuracies) >= max(accuracies) - 0.02
         seconds.append(every * (1 + int(np.argmax(reached))) / pace)

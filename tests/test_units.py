@@ -96,9 +96,9 @@ def test_a_wide_layer_shows_its_largest_contributions_first():
 def test_a_units_plane_is_its_output_over_the_grid():
     run = run_of(hidden=(5,), activation="relu")
     plane = unit_plane(run, (1, 3))
-    assert plane.shape == (run.grid.res, run.grid.res)
+    assert plane.shape == (run.view.grid.res, run.view.grid.res)
     with torch.inference_mode():
-        expected = run.model.activations(run.grid.inputs)[0][:, 3].reshape(run.grid.res, -1).numpy()
+        expected = run.model.activations(run.view.grid.inputs)[0][:, 3].reshape(run.view.grid.res, -1).numpy()
     assert np.array_equal(plane, expected) and (plane >= 0).all()
     total = sum(unit_plane(run, (2, k)) for k in range(run.points.classes))
     assert np.allclose(total, 1.0, atol=1e-5)  # the outputs: probabilities
@@ -112,17 +112,17 @@ def test_setting_a_weight_moves_the_predictions_and_the_numbers_and_reset_brings
     edge = Edge(2, 1, 2)  # into the output "class 1" from hidden unit 3
     point = (0.2, 0.3)
     trained, before = weight(run, edge), unit_computation(run, (2, 1), point)
-    numbers = dict(run.live_metrics())
+    numbers = dict(run.view.live_metrics())
     a = unit_computation(run, (1, 2), point).unit.a
     set_weight(run, edge, trained + 2.0)
     after = unit_computation(run, (2, 1), point)
     assert math.isclose(after.unit.z - before.unit.z, 2.0 * a, abs_tol=1e-5)  # the logit moves by Δw · a
     assert weight(run, edge) == pytest.approx(trained + 2.0) and trained_value(run, edge) == trained
-    assert dict(run.live_metrics())["Train loss"] != numbers["Train loss"]  # measured anew, at once
+    assert dict(run.view.live_metrics())["Train loss"] != numbers["Train loss"]  # measured anew, at once
     assert run.trainer.step_count == 20  # nothing trained
     set_weight(run, edge, -5.0)  # a second edit: Reset still goes back to the trained value
     assert reset_weight(run, edge) and weight(run, edge) == trained and trained_value(run, edge) is None
-    assert dict(run.live_metrics()) == numbers  # nothing trained since: the record's numbers again
+    assert dict(run.view.live_metrics()) == numbers  # nothing trained since: the record's numbers again
     assert np.allclose(unit_computation(run, (2, 1), point).probs, before.probs)
     assert not reset_weight(run, edge)
 
@@ -131,7 +131,7 @@ def test_an_edited_runs_train_loss_keeps_the_penalty_training_counts():
     run = run_of(hidden=(4,), classes=2, l1=0.01, l2=0.01)
     edge = Edge(1, 0, 1)
     set_weight(run, edge, weight(run, edge))  # its own value: only the way of measuring changes
-    shown = float(dict(run.live_metrics())["Train loss"])
+    shown = float(dict(run.view.live_metrics())["Train loss"])
     data_loss = evaluate(run.model, run.inputs.X_train, run.inputs.y_train)[0]
     penalty = penalty_of(run.model, 0.01, 0.01)
     assert penalty > 0.01 and shown == pytest.approx(data_loss + penalty, abs=1e-3)  # as the curve's
@@ -163,7 +163,7 @@ def test_a_runs_reset_forgets_the_edits():
     set_weight(run, edge, 1.5)
     run.reset()
     assert trained_value(run, edge) is None
-    assert dict(run.live_metrics())["Train loss"] == "–"  # a fresh run: nothing measured yet
+    assert dict(run.view.live_metrics())["Train loss"] == "–"  # a fresh run: nothing measured yet
 
 
 @pytest.mark.parametrize("text", ["abc", "nan", "inf", "1e9", "", "-101"])
@@ -185,6 +185,6 @@ def test_after_training_on_from_an_edit_reset_puts_the_weight_back_and_the_numbe
     set_weight(run, edge, 3.0)
     run.run(1)  # within the epoch: its record is the one before the edit
     assert reset_weight(run, edge)
-    shown = dict(run.live_metrics())
+    shown = dict(run.view.live_metrics())
     last = run.trainer.history.epochs[-1]
     assert last.step < run.trainer.step_count and shown["Train loss"] != f"{last.train_loss:.4f}"

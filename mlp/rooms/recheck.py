@@ -46,18 +46,18 @@ def rerun_playground(
 ) -> tuple[float, float | None, int]:
     """The playground run `link` describes, trained to the end of `epoch`: its score on the
     visible test points, on the room's hidden part (`seed`), and how many visible test points."""
-    from mlp.runs.playground import Playground, score_points, watch_hidden
+    from mlp.runs.playground import Playground
 
     settings = _read(pg.from_query, link)
     run = Playground(settings, pg.make_points(settings))
     X, y = hidden_points(settings, seed)
-    watch_hidden(run, X, y)
+    run.watch_hidden(X, y)
     while run.trainer.epoch < epoch and not run.trainer.finished:
         run.run_epoch()
     scores = {s.epoch: s for s in playground_scores(run.trainer.history)}
     if epoch not in scores:
         raise ValueError(f"The run ends before epoch {epoch}.")
-    scored = run.trainer.watch.scored.get(epoch) or score_points(run, X, y)
+    scored = run.trainer.watch.scored.get(epoch) or run.view.score(X, y)
     hidden = scored[1] if challenge.metric == "test_acc" else scored[0]
     return getattr(scores[epoch], challenge.metric), hidden, len(run.points.y_test)
 

@@ -6,7 +6,6 @@ runs are kept to compare."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Protocol
 
@@ -14,7 +13,7 @@ import numpy as np
 import torch
 
 from mlp.data import MnistData
-from mlp.io import architecture_json, model_from_bytes, model_to_bytes
+from mlp.io import model_from_bytes
 from mlp.lessons.mnist import SUMMARY_FIELDS, MnistSettings, loaded_sentence, page_refuses, recorded_training
 from mlp.links.format import count_text, seconds_text
 from mlp.metrics import confusion_matrix, per_class, top_k
@@ -232,17 +231,6 @@ class MnistRun:
             return None
         x, y = self.data.hidden
         return float(np.mean(predict_proba(self.model, x).argmax(dim=1).cpu().numpy() == y))
-
-    def downloads(self) -> list[tuple[str, Callable[[], bytes | str], str]]:
-        """(button label, what makes the file, file name) for a run that has ended."""
-        extra = {
-            "test_accuracy": self.evaluation.accuracy if self.evaluation else None,
-            "training": self.recorded if self.loaded else self.training_record(),
-        }
-        return [
-            ("Weights (.safetensors)", lambda: model_to_bytes(self.model, **extra), "mnist-mlp.safetensors"),
-            ("Architecture (.json)", lambda: architecture_json(self.model, **extra), "mnist-mlp.json"),
-        ]
 
     def mark_loaded(self, sentence: str, recorded: dict[str, Any] | None) -> None:
         """This run's weights came from a file: trained elsewhere, with what the file recorded

@@ -13,7 +13,8 @@ import torch
 from mlp.data.features import input_labels, with_features
 from mlp.device import torch_threads
 from mlp.lessons.playground import SMALL_NET_THREADS
-from mlp.runs.playground import PlaneGrid, Playground
+from mlp.runs.playground import Playground
+from mlp.runs.playground_view import PlaneGrid
 from mlp.train import eval_mode
 from mlp.train.penalty import penalised, zero_count
 
@@ -37,7 +38,7 @@ class NetworkPicture:
 def network_picture(run: Playground, max_units: int = MAX_UNITS) -> NetworkPicture:
     """The network as TensorFlow Playground draws it, from the run's current weights."""
     with run.lock, eval_mode(run.model, run.settings.dropout > 0), torch_threads(SMALL_NET_THREADS):
-        grid = run.neuron_grid
+        grid = run.view.neuron_grid
         r = grid.res
         outputs = run.model.activations(grid.inputs)  # hidden layers, then the logits
         regress = run.points.task == "regress"  # one output unit, the value: no softmax

@@ -18,7 +18,7 @@ from mlp.device import torch_threads
 from mlp.errors import InputError
 from mlp.lessons.playground import SMALL_NET_THREADS
 from mlp.model import activation_function
-from mlp.runs.playground import HAND_SET, Playground, mark_edited
+from mlp.runs.playground import HAND_SET, Playground
 from mlp.train import Trainer, eval_mode
 
 MAX_WEIGHT = 100.0  # a weight typed by hand: beyond this the plane is one colour and nothing is learnt
@@ -155,11 +155,11 @@ def unit_plane(run: Playground, unit: Unit) -> np.ndarray:
     layer, j = unit
     f = activation_function(run.settings.activation)
     with run.lock, eval_mode(run.model, run.settings.dropout > 0), torch_threads(SMALL_NET_THREADS):
-        a = run.grid.inputs  # (res², d_in)
+        a = run.view.grid.inputs  # (res², d_in)
         for i, linear in enumerate(run.model.layers[:layer], start=1):  # only as far as the unit's layer
             z = linear(a)  # (res², n_in) @ (n_in, n_out) + (n_out,)
             a = _output(run, z) if i == layer_count(run) else f(z)
-        return a[:, j].reshape(run.grid.res, run.grid.res).numpy().copy()
+        return a[:, j].reshape(run.view.grid.res, run.view.grid.res).numpy().copy()
 
 
 @torch.inference_mode()
@@ -260,7 +260,8 @@ def trained_value(run: Playground, edge: Edge) -> float | None:
 
 def set_weight(run: Playground, edge: Edge, value: float) -> None:
     """Set the weight (in the twin too, if one trains alongside); training goes on from it, the
-    optimizer's state as it was. The numbers above the plane are measured anew (mark_edited)."""
+    optimizer's state as it was. The numbers above the plane are measured anew
+    (PlaygroundView.weights_edited)."""
     check_edge(run, edge)
     if not math.isfinite(value) or abs(value) > MAX_WEIGHT:
         raise ValueError(f"A weight must be a number between -{MAX_WEIGHT:g} and {MAX_WEIGHT:g}.")
@@ -273,7 +274,7 @@ def set_weight(run: Playground, edge: Edge, value: float) -> None:
             edits[edge] = [float(m.layers[edge.layer - 1].weight[edge.out, edge.inp]) for m in models]
         for m in models:
             m.layers[edge.layer - 1].weight[edge.out, edge.inp] = value
-        mark_edited(run)
+        run.view.weights_edited()
         run.altered = run.altered or HAND_SET  # the link can't set it: off a class board until Reset
 
 
@@ -289,7 +290,7 @@ def reset_weight(run: Playground, edge: Edge) -> bool:
         # Every weight back, and no step taken since the first edit: the weights are the trained
         # ones, and so are the numbers of the last record.
         untouched = not _trained[run.trainer] and _first_edit.get(run.trainer) == run.trainer.step_count
-        mark_edited(run, edited=not untouched)
+        run.view.weights_edited(not untouched)
         if untouched and run.altered == HAND_SET:  # nothing trained on the weight as set: as the link has it
             run.altered = None
     return True

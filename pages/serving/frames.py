@@ -248,7 +248,7 @@ class Stream:
             took = run.run(asked, budget=FRAME_BUDGET, stop=self._stopped) if asked else 0
             capped = took < asked and not run.trainer.finished and not self._stopped()
             self.note = capped_note(took, asked, self.speed) if capped else None
-        live = run.live_frame()
+        live = run.view.live_frame()
         if live.finished:
             self.playing = False
         self.seq += 1

@@ -15,6 +15,7 @@ from mlp.figures.plane import neurons_image
 from mlp.lessons.mnist import MAX_MODEL_MB
 from mlp.links.format import loss_text
 from mlp.metrics import neighbour_correlation
+from mlp.runs.exports import mnist_files
 from mlp.runs.mnist import VAL_FRACTION, MnistSession, first_layer_weights, predict
 from pages.ui.pad import digit_pad
 from pages.ui.shell import chart, presenter
@@ -162,7 +163,7 @@ def keep(session: MnistSession, data: MnistData) -> None:
     if session.ready:
         # Bytes, not a deferred download: Streamlit drops a file made on the click after two
         # script runs anywhere on the server (pages/ui/playground.py's export_panel says more).
-        for col, (label, make, name) in zip(st.columns(2), session.run.downloads(), strict=True):
+        for col, (label, make, name) in zip(st.columns(2), mnist_files(session.run), strict=True):
             col.download_button(
                 label, data=make(), file_name=name, on_click="ignore", icon=":material/download:"
             )

@@ -8,6 +8,7 @@ import streamlit as st
 from mlp.data.edits import Edits
 from mlp.figures.network import hidden_space_figure, unit_figure
 from mlp.lessons.playground import ENGINE_NAMES, PRESETS, SPECS, from_query, link_edits
+from mlp.runs.exports import playground_files
 from mlp.runs.network_view import REGRESSION_OUTPUT, NetworkPicture, hidden_space
 from mlp.runs.playground import Playground
 from mlp.train import describe_path
@@ -185,7 +186,7 @@ def export_panel(run: Playground, uploaded: bool) -> None:
             st.warning("Uploaded points are not part of a link; share the CSV along with it.")
         with run.lock:  # one step's files: the frames wait
             step = run.trainer.step_count
-            files = [(label, make(), name) for label, make, name in run.downloads()]
+            files = [(label, make(), name) for label, make, name in playground_files(run)]
         for col, (label, data, name) in zip(st.columns(4), files, strict=True):
             col.download_button(label, data=data, file_name=name, on_click="ignore")
         note, refresh = st.columns([4, 1], vertical_alignment="center")

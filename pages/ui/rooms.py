@@ -32,7 +32,7 @@ from mlp.curriculum.challenges import Challenge, Score
 from mlp.rooms import Membership, Result, Rooms, Store, Visitor
 from mlp.rooms.posts import CLOSED, NOT_BETTER, POSTED, QUEUED, WAITING
 from mlp.rooms.ranks import show_code
-from mlp.runs.playground import Playground, score_points
+from mlp.runs.playground import Playground
 from pages.ui.components import component
 from pages.ui.cookies import Cookie, deliver, hand_over
 from pages.ui.text import say
@@ -319,13 +319,13 @@ def post_best(
 
 
 def hidden_score(run: Playground, challenge: Challenge, epoch: int) -> float | None:
-    """The playground run's score on the hidden test points it watches (runs.playground.watch_hidden)
+    """The playground run's score on the hidden test points it watches (Playground.watch_hidden)
     at the end of `epoch`, as its trainer scored them then; if it didn't (the epoch ended before
     the page began watching), the network's as it is now."""
     scored = run.trainer.watch.scored.get(epoch)
     if scored is None:
         if run.hidden is None:
             return None
-        scored = score_points(run, run.hidden[2], run.hidden[1])
+        scored = run.view.score(run.hidden[2], run.hidden[1])
     loss, accuracy = scored
     return accuracy if challenge.metric == "test_acc" else loss

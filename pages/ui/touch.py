@@ -1,5 +1,5 @@
 """The plane's touch tool (ConvNetJS's): a click adds a training point of the chosen class, or
-erases the points near it, and the run trains on (mlp.data.edits, mlp.runs.playground.edit_run).
+erases the points near it, and the run trains on (mlp.data.edits, Playground.edit).
 The choice is made on the plane's legend, whose classes are buttons (pages/ui/plane.py)."""
 
 import streamlit as st
