@@ -94,9 +94,17 @@ def sklearn(case: Case, train, test) -> tuple[float, float]:
     Xt = Xt / 255 if test[0].dtype == np.uint8 else Xt
     batch = case.batch or len(X)
     model = MLPClassifier(
-        case.hidden, solver="adam", learning_rate_init=case.lr, batch_size=batch, max_iter=case.epochs,
-        shuffle=True, random_state=0, tol=0.0, n_iter_no_change=10**9, alpha=0.0,
-    )  # fmt: skip
+        case.hidden,
+        solver="adam",
+        learning_rate_init=case.lr,
+        batch_size=batch,
+        max_iter=case.epochs,
+        shuffle=True,
+        random_state=0,
+        tol=0.0,
+        n_iter_no_change=10**9,
+        alpha=0.0,
+    )
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "maximum iterations reached": that is the point

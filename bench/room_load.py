@@ -176,8 +176,11 @@ def student_delays(posted: Sequence[float], board: Sequence[Sequence[Any]]) -> l
 def student_link(url: str, seed: int, code: str) -> str:
     """The students' challenge, the solution's setup with their own seed, played without end."""
     query = dict(CHALLENGES[STUDENTS_CHALLENGE].solution.query) | {
-        "seed": str(seed), "epochs": "100000", "challenge": STUDENTS_CHALLENGE, "room": code,
-    }  # fmt: skip
+        "seed": str(seed),
+        "epochs": "100000",
+        "challenge": STUDENTS_CHALLENGE,
+        "room": code,
+    }
     return f"{url}/playground?{urlencode(query)}"
 
 
@@ -293,10 +296,15 @@ RATIOS = (
 def report(found: dict[str, Any], seconds: float) -> str:
     students, browsers = found["class"]
     cells = [
-        (p["phase"], f"{p['fps mean']:.2f}", f"{p['fps min']:.2f}", f"{p['server cpu %']:.0f}%",
-         f"{p['server ms a frame']:.1f} ms")
+        (
+            p["phase"],
+            f"{p['fps mean']:.2f}",
+            f"{p['fps min']:.2f}",
+            f"{p['server cpu %']:.0f}%",
+            f"{p['server ms a frame']:.1f} ms",
+        )
         for p in found["phases"]
-    ]  # fmt: skip
+    ]
     lines = [
         f"A class of {students} in one room, {seconds:g} s a phase: {browsers} students in Chromium playing "
         f"{STUDENTS_CHALLENGE}, {students - browsers} posting every {PAGE_CHECK_SECONDS:g} s on the other "

@@ -69,10 +69,16 @@ def main(argv: Sequence[str] | None = None) -> None:
         plain = play(k, args.seconds, lambda _name, lock=lock: lock)
         turns = Turns(share=1.0)  # no rest: the line's own cost, not the share it leaves others
         line = play(k, args.seconds, lambda name, turns=turns: turns.turn(name))
-        rows.append((
-            str(k), f"{plain[0]:.0f}", f"{1000 * plain[1]:.2f}", f"{line[0]:.0f}", f"{1000 * line[1]:.2f}",
-            f"{line[1] / plain[1]:.2f}x",
-        ))  # fmt: skip
+        rows.append(
+            (
+                str(k),
+                f"{plain[0]:.0f}",
+                f"{1000 * plain[1]:.2f}",
+                f"{line[0]:.0f}",
+                f"{1000 * line[1]:.2f}",
+                f"{line[1] / plain[1]:.2f}x",
+            )
+        )
     header = (
         "K",
         "lock: turns/s",

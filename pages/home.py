@@ -35,10 +35,12 @@ with st.container(key="home_picture"):  # a picture in the first screen, even on
 st.html(WRAPPING_LINKS_CSS)  # a lesson's or a challenge's whole title, on as many lines as it takes
 for tour in TOURS.values():  # a class in one link: → and ← move it along, the link keeps its place
     st.container(key=f"home_tour_links_{tour.key}").page_link(
-        f"pages/{tour.stops[0].page}.py", icon=":material/tour:", query_params=tour.link(1) | {LOAD: "1"},
+        f"pages/{tour.stops[0].page}.py",
+        icon=":material/tour:",
+        query_params=tour.link(1) | {LOAD: "1"},
         label=f"**Guided tour: {tour.title}** — {len(tour.stops)} stops, {tour.minutes} minutes; "
         "→ and ← move through it",
-    )  # fmt: skip
+    )
 
 left, right = st.columns([3, 2], gap="large")
 with left:
@@ -94,18 +96,22 @@ with lessons_col.container(key="home_lessons_links"):
     st.caption("Each one fills its page with a setup that shows one idea, and says what to watch for.")
     for lesson in LESSONS.values():
         st.page_link(
-            f"pages/{lesson.page}.py", label=f"**{lesson.title}**", icon=ICONS[lesson.page],
+            f"pages/{lesson.page}.py",
+            label=f"**{lesson.title}**",
+            icon=ICONS[lesson.page],
             query_params={LESSON: lesson.key},
-        )  # fmt: skip
+        )
         st.caption(lesson.outcome[0].upper() + lesson.outcome[1:] + ".")
 with challenges_col.container(key="home_challenges_links"):
     st.subheader("Challenges")
     st.caption("A goal with numbers; the page checks it as you train and shows the settings that met it.")
     for challenge in CHALLENGES.values():
         st.page_link(
-            f"pages/{challenge.page}.py", label=challenge.goal, icon=":material/flag:",
+            f"pages/{challenge.page}.py",
+            label=challenge.goal,
+            icon=":material/flag:",
             query_params={CHALLENGE: challenge.key},
-        )  # fmt: skip
+        )
 
 st.caption(
     "Every page runs on one small library, `mlp` — the same code trains the toy sets and MNIST, "

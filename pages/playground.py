@@ -49,15 +49,23 @@ with st.sidebar:
         "Preset", list(PRESETS), key="pg_preset", index=None, placeholder="Load…", on_change=panels.preset
     )
     st.subheader("Data")
-    upload = st.file_uploader("Your points (CSV: x1, x2, label or value)", "csv", key="pg_upload",
-                              max_upload_size=2, help=panels.UPLOAD_HELP)  # fmt: skip
+    upload = st.file_uploader(
+        "Your points (CSV: x1, x2, label or value)",
+        "csv",
+        key="pg_upload",
+        max_upload_size=2,
+        help=panels.UPLOAD_HELP,
+    )
     from_file = upload is not None  # the file decides the points: what makes points doesn't apply
     kind = st.session_state.pg_kind
     ui.controls(
-        "pg_", SPECS, DATA, skip=("data_seed",) if kind in MULTICLASS_KINDS else ("classes", "data_seed"),
+        "pg_",
+        SPECS,
+        DATA,
+        skip=("data_seed",) if kind in MULTICLASS_KINDS else ("classes", "data_seed"),
         disabled=dict.fromkeys(("kind", "n", "noise", "classes"), from_file),
         labels={"classes": "Arms" if kind == "spiral" else "Classes"},
-    )  # fmt: skip
+    )
     seed_col, regen_col = st.columns(2, vertical_alignment="bottom")
     with seed_col:
         ui.control("pg_", SPECS, "data_seed")
@@ -130,8 +138,17 @@ def plane_and_numbers() -> None:
     points = plane_points(run.points, st.session_state.pg_show_test)
     tool = touch.touch_state(run, uploaded is not None)  # the legend's classes choose what a click adds
     probe = st.session_state.get(panels.PROBE_KEY)  # with a unit on the plane: the point it is asked at
-    ui.plane(stream, now, points, ui.presenter(), ui.debug_mode(),
-             on_click=panels.plane_click, touch=tool, on_touch=touch.choose, probe=probe)  # fmt: skip
+    ui.plane(
+        stream,
+        now,
+        points,
+        ui.presenter(),
+        ui.debug_mode(),
+        on_click=panels.plane_click,
+        touch=tool,
+        on_touch=touch.choose,
+        probe=probe,
+    )
     panels.view_toggles()  # under the plane, as in TensorFlow Playground
     if failure := stream.take_failure():
         st.error(failure, icon=":material/error:")

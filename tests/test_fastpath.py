@@ -169,8 +169,19 @@ def test_the_direct_kernel_call_is_torchs_public_fused_adam(decoupled, monkeypat
         ours[1][0].copy_(torch.randn(5000, generator=torch.Generator().manual_seed(t)))
         theirs[1][0].copy_(ours[1][0])
         kernel.adam_update(*ours, lr=0.01, weight_decay=0.1, decoupled=decoupled)
-        public(*theirs[:4], [], theirs[4], fused=True, amsgrad=False, beta1=0.9, beta2=0.999, lr=0.01,
-               weight_decay=0.1, eps=1e-8, maximize=False)  # fmt: skip
+        public(
+            *theirs[:4],
+            [],
+            theirs[4],
+            fused=True,
+            amsgrad=False,
+            beta1=0.9,
+            beta2=0.999,
+            lr=0.01,
+            weight_decay=0.1,
+            eps=1e-8,
+            maximize=False,
+        )
     assert kernel._direct
     for a, b in zip(ours, theirs, strict=True):
         assert torch.equal(a[0], b[0])  # the very same kernel: the same bits
@@ -196,8 +207,19 @@ def test_a_torch_without_the_direct_kernel_falls_back_once_to_the_public_functio
         kernel.adam_update(*ours, lr=0.01, weight_decay=0.0, decoupled=False)
     assert [r.getMessage().count("public function") for r in caplog.records] == [1]  # said once
     for _ in range(2):
-        adam(*theirs[:4], [], theirs[4], fused=True, amsgrad=False, beta1=0.9, beta2=0.999, lr=0.01,
-             weight_decay=0.0, eps=1e-8, maximize=False)  # fmt: skip
+        adam(
+            *theirs[:4],
+            [],
+            theirs[4],
+            fused=True,
+            amsgrad=False,
+            beta1=0.9,
+            beta2=0.999,
+            lr=0.01,
+            weight_decay=0.0,
+            eps=1e-8,
+            maximize=False,
+        )
     assert not kernel._direct
     for a, b in zip(ours, theirs, strict=True):
         assert torch.equal(a[0], b[0])

@@ -206,11 +206,29 @@ def test_every_preset_round_trips_through_the_link(name):
 
 def test_unusual_settings_round_trip_too():
     settings = Settings(
-        kind="blobs", n=1250, noise=0.35, classes=5, test_fraction=0.3, data_seed=77, hidden=(128, 1, 7),
-        activation="gelu", init="xavier", dropout=0.25, seed=12345, optimizer="nesterov", lr=0.0003,
-        batch_size=7, weight_decay=1e-5, l1=0.003, l2=3.0, scheduler="cosine", warmup_epochs=20.0,
-        grad_clip=0.5, epochs=321, speed=3,
-    )  # fmt: skip
+        kind="blobs",
+        n=1250,
+        noise=0.35,
+        classes=5,
+        test_fraction=0.3,
+        data_seed=77,
+        hidden=(128, 1, 7),
+        activation="gelu",
+        init="xavier",
+        dropout=0.25,
+        seed=12345,
+        optimizer="nesterov",
+        lr=0.0003,
+        batch_size=7,
+        weight_decay=1e-5,
+        l1=0.003,
+        l2=3.0,
+        scheduler="cosine",
+        warmup_epochs=20.0,
+        grad_clip=0.5,
+        epochs=321,
+        speed=3,
+    )
     assert from_query(to_query(settings)) == (settings, [])
     assert to_query(Settings(hidden=()))["hidden"] == "none"
     assert from_query({"hidden": "none"})[0].hidden == ()

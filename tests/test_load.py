@@ -83,11 +83,14 @@ def test_a_heavy_visitor_slows_itself_not_the_class(browser):
     heavy visitor is held against the control, an ordinary fourth visitor playing the default."""
     seen = heavy_visitor(browser, seconds=15)
     text = (
-        "frames/s of the three alone: " + ", ".join(f"{f:.1f}" for f in seen["alone"])
-        + "; beside an ordinary fourth: " + ", ".join(f"{f:.1f}" for f in seen["beside"])
-        + "; beside the heavy visitor: " + ", ".join(f"{f:.1f}" for f in seen["during"])
+        "frames/s of the three alone: "
+        + ", ".join(f"{f:.1f}" for f in seen["alone"])
+        + "; beside an ordinary fourth: "
+        + ", ".join(f"{f:.1f}" for f in seen["beside"])
+        + "; beside the heavy visitor: "
+        + ", ".join(f"{f:.1f}" for f in seen["during"])
         + f"; the heavy visitor: {seen['heavy']:.2f}; its plane says: {seen['note']!r}"
-    )  # fmt: skip
+    )
     print("\n" + text)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     (ARTIFACTS / "load-heavy.txt").write_text(text + "\n")

@@ -209,8 +209,10 @@ def test_the_regression_preset_shows_mse_and_r2_a_colour_scale_and_no_confusion(
     at.button(key="pg_epoch").click().run()
     assert not at.exception and at.session_state["pg_run"].points.task == "regress"
     assert [label for label, _ in plane_data(at)["frame"]["metrics"]][2:] == [
-        "Train MSE", "Test MSE", "Test R²",
-    ]  # fmt: skip
+        "Train MSE",
+        "Test MSE",
+        "Test R²",
+    ]
     assert plane_data(at)["points"]["scale"]["label"] == "value (output and label)"
     assert "pg_classes" not in [s.key for s in at.sidebar.slider]  # no classes to count
     assert "Confusion matrix on the test points" not in [c.value for c in at.caption]

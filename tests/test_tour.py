@@ -25,8 +25,18 @@ def test_the_class_tour_takes_fifty_minutes_in_the_order_of_the_course():
     tour = HOW_AN_MLP_LEARNS
     assert tour.minutes == 50 and TOURS[tour.key] is tour
     titles = [stop.title for stop in tour.stops]
-    order = ["forward pass", "Backprop", "XOR", "depth", "learning rate", "Dead units", "Initialisation",
-             "Over-fitting", "digits", "challenge"]  # fmt: skip
+    order = [
+        "forward pass",
+        "Backprop",
+        "XOR",
+        "depth",
+        "learning rate",
+        "Dead units",
+        "Initialisation",
+        "Over-fitting",
+        "digits",
+        "challenge",
+    ]
     found = [next(i for i, t in enumerate(titles) if word.lower() in t.lower()) for word in order]
     assert found == sorted(found), titles
     assert [tour.elapsed(n) for n in (1, 2, len(tour.stops))] == [0, 6, 47]
@@ -52,8 +62,14 @@ def test_every_stop_is_a_link_its_page_reads_without_a_note(number):
 def test_a_link_names_a_stop_or_falls_back_to_none():
     tour = HOW_AN_MLP_LEARNS
     assert [tour.stop_from(t) for t in ("1", str(len(tour.stops)), "0", "99", "x", "-1", None)] == [
-        1, len(tour.stops), None, None, None, None, None
-    ]  # fmt: skip
+        1,
+        len(tour.stops),
+        None,
+        None,
+        None,
+        None,
+        None,
+    ]
 
 
 def test_every_part_a_stop_points_at_is_drawn_on_its_page():

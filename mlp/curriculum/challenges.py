@@ -40,6 +40,8 @@ class Score:
 
 @dataclass(frozen=True)
 class Verdict:
+    """Whether a run met its challenge, said in a sentence."""
+
     met: bool
     text: str  # what the page says, in a sentence (Markdown-free)
     epoch: int | None = None  # where it was met

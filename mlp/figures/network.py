@@ -149,9 +149,16 @@ def _backdrop(fig: go.Figure, rgba: np.ndarray, extent: Sequence[float]) -> None
     """An (H, W, 4) image, top row first, stretched over the axes' extent, under the traces."""
     x0, x1, y0, y1 = extent
     fig.add_layout_image(
-        source=png_data_uri(rgba), xref="x", yref="y", x=x0, y=y1, sizex=x1 - x0, sizey=y1 - y0,
-        sizing="stretch", layer="below",
-    )  # fmt: skip
+        source=png_data_uri(rgba),
+        xref="x",
+        yref="y",
+        x=x0,
+        y=y1,
+        sizex=x1 - x0,
+        sizey=y1 - y0,
+        sizing="stretch",
+        layer="below",
+    )
     fig.update_xaxes(range=[x0, x1], showgrid=False, zeroline=False)
     fig.update_yaxes(range=[y0, y1], showgrid=False, zeroline=False)
 
@@ -186,15 +193,23 @@ def hidden_space_figure(
     fig = go.Figure()
     for line in lines:
         fig.add_scatter(
-            x=line[:, 0], y=line[:, 1], mode="lines", line={"color": "grey", "width": 1}, opacity=0.5,
-            hoverinfo="skip", showlegend=False,
-        )  # fmt: skip
+            x=line[:, 0],
+            y=line[:, 1],
+            mode="lines",
+            line={"color": "grey", "width": 1},
+            opacity=0.5,
+            hoverinfo="skip",
+            showlegend=False,
+        )
     for k in np.unique(labels):
         mine = points[labels == k]
         fig.add_scatter(
-            x=mine[:, 0], y=mine[:, 1], mode="markers", name=f"class {k}",
+            x=mine[:, 0],
+            y=mine[:, 1],
+            mode="markers",
+            name=f"class {k}",
             marker={"color": CLASS_COLORS[int(k) % len(CLASS_COLORS)], "size": 6, "line": {"width": 0.5}},
-        )  # fmt: skip
+        )
     base_layout(fig, height)
     _backdrop(fig, boundary_rgba(probs)[::-1], extent)
     fig.update_layout(

@@ -17,6 +17,8 @@ from mlp.manual import NEW, Step, forward_backward
 
 @dataclass(frozen=True)
 class Check:
+    """One sanity check of a step's values, passed, failed or only a note."""
+
     label: str
     ok: bool | None  # None: a note worth reading, not a pass/fail test
     detail: str
@@ -85,6 +87,8 @@ FD_TOLERANCE = 1e-4  # relative error that a central difference in float64 comfo
 
 @dataclass
 class GradientReport:
+    """The manual gradients checked against autograd and against finite differences."""
+
     against_autograd: list[Comparison]
     finite_diffs: list[FiniteDifference]
     autograd_loss: float

@@ -154,6 +154,8 @@ def from_widgets(
 
 @dataclass
 class Batch:
+    """The batch the walk-through computes on: its inputs, labels and what it is."""
+
     X: np.ndarray  # (N, d_in) float32
     y: np.ndarray  # (N,) int64
     k: int  # classes the network predicts

@@ -51,27 +51,55 @@ class MnistSettings:
     batch_size: int = setting(128, form.BATCH.like(stops=(*form.BATCH.stops, 512, 1024)))
     epochs: int = setting(5, form.EPOCHS)
     pace: str = setting(
-        FULL, Spec("pace", choices=(FULL, CLASS), label="Pace", section=form.TRAINING, widget="radio",
-                   names={FULL: "Full speed", CLASS: "Class pace"}, for_class=CLASS,
-                   help=f"Class pace: every epoch takes at least {CLASS_EPOCH_SECONDS:g} s, so that a room "
-                   "sees the curves grow. Projector mode and tours start there."),
-    )  # fmt: skip
+        FULL,
+        Spec(
+            "pace",
+            choices=(FULL, CLASS),
+            label="Pace",
+            section=form.TRAINING,
+            widget="radio",
+            names={FULL: "Full speed", CLASS: "Class pace"},
+            for_class=CLASS,
+            help=f"Class pace: every epoch takes at least {CLASS_EPOCH_SECONDS:g} s, so that a room "
+            "sees the curves grow. Projector mode and tours start there.",
+        ),
+    )
     weight_decay: float = setting(0.0, form.WEIGHT_DECAY)
     scheduler: str = setting("none", form.SCHEDULE)
     warmup_epochs: float = setting(0.0, form.WARMUP)
     grad_clip: float = setting(
-        0.0, Spec("clip", 0.0, 100.0, step=0.5, label="Gradient clipping (max norm, 0 = off)",
-                  section=form.TRAINING, widget="number"),
-    )  # fmt: skip
+        0.0,
+        Spec(
+            "clip",
+            0.0,
+            100.0,
+            step=0.5,
+            label="Gradient clipping (max norm, 0 = off)",
+            section=form.TRAINING,
+            widget="number",
+        ),
+    )
     seed: int = setting(0, form.SEED.like(section=form.TRAINING))
     amp: bool = setting(
-        False, Spec("amp", choices=(False, True), label="bf16 autocast", section=form.TRAINING,
-                    help="Matmuls in bfloat16; weights stay float32."),
-    )  # fmt: skip
+        False,
+        Spec(
+            "amp",
+            choices=(False, True),
+            label="bf16 autocast",
+            section=form.TRAINING,
+            help="Matmuls in bfloat16; weights stay float32.",
+        ),
+    )
     compile: bool = setting(
-        False, Spec("compile", choices=(False, True), label="CUDA graphs (torch.compile)",
-                    section=form.TRAINING, help="Compiles, then one launch a step."),
-    )  # fmt: skip
+        False,
+        Spec(
+            "compile",
+            choices=(False, True),
+            label="CUDA graphs (torch.compile)",
+            section=form.TRAINING,
+            help="Compiles, then one launch a step.",
+        ),
+    )
     device: str = setting(  # drawn first, under its own heading
         "auto",
         Spec(

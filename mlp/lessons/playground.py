@@ -40,9 +40,14 @@ class Settings:
 
     kind: str = setting(
         "spiral",
-        Spec("data", choices=PLANE_KINDS, label="Data set", section=DATA,
-             help="reg-plane and reg-gauss are regressions: each point has a real value, not a class."),
-    )  # fmt: skip
+        Spec(
+            "data",
+            choices=PLANE_KINDS,
+            label="Data set",
+            section=DATA,
+            help="reg-plane and reg-gauss are regressions: each point has a real value, not a class.",
+        ),
+    )
     n: int = setting(600, Spec("n", 50, 2000, step=50, label="Points", section=DATA))  # train and test
     noise: float = setting(0.1, Spec("noise", 0.0, 1.0, step=0.05, label="Noise", section=DATA))
     classes: int = setting(3, Spec("classes", 2, MAX_CLASSES, label="Classes", section=DATA))  # or 2
@@ -50,10 +55,17 @@ class Settings:
     data_seed: int = setting(0, form.SEED.like(key="dseed", label="Data seed", section=DATA))
     features: tuple[str, ...] = setting(
         (),
-        Spec("feat", choices=NAMES, many=True, label="Input features (besides x1, x2)", names=LABELS,
-             section=form.NETWORK, help="More inputs computed from each point, TensorFlow Playground's: "
-             "with x1² and x2² a network with no hidden layer draws circles."),
-    )  # fmt: skip
+        Spec(
+            "feat",
+            choices=NAMES,
+            many=True,
+            label="Input features (besides x1, x2)",
+            names=LABELS,
+            section=form.NETWORK,
+            help="More inputs computed from each point, TensorFlow Playground's: "
+            "with x1² and x2² a network with no hidden layer draws circles.",
+        ),
+    )
     hidden: tuple[int, ...] = setting((32, 32), form.HIDDEN.like(widths=WIDTHS))
     activation: str = setting("relu", form.ACTIVATION)
     init: str = setting("kaiming", form.INIT)
@@ -62,11 +74,15 @@ class Settings:
     engine: str = setting(
         "autograd",
         Spec(
-            "engine", choices=ENGINES, label="Gradients from", section=form.TRAINING, widget="radio",
+            "engine",
+            choices=ENGINES,
+            label="Gradients from",
+            section=form.TRAINING,
+            widget="radio",
             names=ENGINE_NAMES,
             help="Manual: mlp.manual's NumPy backprop fills each .grad; the optimizer is the same.",
         ),
-    )  # fmt: skip
+    )
     optimizer: str = setting("adam", form.OPTIMIZER)
     momentum: float = setting(0.9, form.MOMENTUM)
     lr: float = setting(
@@ -83,25 +99,39 @@ class Settings:
     warmup_epochs: float = setting(0.0, form.WARMUP.like(high=1000.0, step=10.0))
     grad_clip: float = setting(
         0.0,
-        Spec("clip", stops=(0.0, 0.1, 0.5, 1.0, 5.0), label="Gradient clipping (max norm)",
-             section=form.TRAINING, names={0.0: "off"}),
-    )  # fmt: skip
+        Spec(
+            "clip",
+            stops=(0.0, 0.1, 0.5, 1.0, 5.0),
+            label="Gradient clipping (max norm)",
+            section=form.TRAINING,
+            names={0.0: "off"},
+        ),
+    )
     epochs: int = setting(
         2000,
         form.EPOCHS.like(low=10, high=100_000, step=100, label="Epochs (run length and schedule horizon)"),
     )
     speed: int = setting(
         100,
-        Spec("sps", stops=SPEEDS, label="Speed (steps a second)", for_class=CLASS_PACE,
-             help=f"Optimizer steps a second while playing. {CLASS_PACE}: a class's pace, the boundary "
-             "forming over 10-30 s; projector mode and tours start there."),
-    )  # on the page's control bar, not in the sidebar  # fmt: skip
+        Spec(
+            "sps",
+            stops=SPEEDS,
+            label="Speed (steps a second)",
+            for_class=CLASS_PACE,
+            help=f"Optimizer steps a second while playing. {CLASS_PACE}: a class's pace, the boundary "
+            "forming over 10-30 s; projector mode and tours start there.",
+        ),
+    )  # on the page's control bar, not in the sidebar
     discretize: bool = setting(
         False,
-        Spec("discrete", choices=(False, True), label="Discretize output",
-             help="Each region in its class's one colour, without the shading of how sure the network "
-             "is: where the boundary runs shows at a glance (TensorFlow Playground's toggle)."),
-    )  # under the plane; a view of the run, it changes nothing in training  # fmt: skip
+        Spec(
+            "discrete",
+            choices=(False, True),
+            label="Discretize output",
+            help="Each region in its class's one colour, without the shading of how sure the network "
+            "is: where the boundary runs shows at a glance (TensorFlow Playground's toggle).",
+        ),
+    )  # under the plane; a view of the run, it changes nothing in training
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "hidden", tuple(int(h) for h in self.hidden))
@@ -144,9 +174,17 @@ PRESETS: dict[str, Settings] = {
     "circles": Settings(kind="circles", n=400, noise=0.1, classes=2, hidden=(8,), lr=0.03),
     "xor": Settings(kind="xor", n=400, noise=0.05, classes=2, hidden=(8, 8), activation="tanh", lr=0.03),
     "blobs": Settings(kind="blobs", n=400, noise=0.1, classes=4, hidden=(), lr=0.05, epochs=500),
-    "regression": Settings(kind="reg-gauss", n=600, noise=0.0, classes=2, hidden=(16, 16), activation="tanh",
-                           lr=0.01, epochs=1000),
-}  # fmt: skip
+    "regression": Settings(
+        kind="reg-gauss",
+        n=600,
+        noise=0.0,
+        classes=2,
+        hidden=(16, 16),
+        activation="tanh",
+        lr=0.01,
+        epochs=1000,
+    ),
+}
 
 
 def to_query(settings: Settings) -> dict[str, str]:

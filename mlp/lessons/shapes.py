@@ -13,6 +13,8 @@ from mlp.manual import NEW, Step
 
 @dataclass(frozen=True)
 class Operand:
+    """One operand of a shape story: its name in the code, its shape, its shape's symbols."""
+
     name: str  # as in the code: "X", "W1", "dz2"; a trailing ᵀ marks a transpose
     shape: tuple[int, ...]
     symbols: tuple[str, ...]  # ("N", "d_in")

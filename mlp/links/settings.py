@@ -189,9 +189,12 @@ DROPOUT = Spec("dropout", 0.0, 0.9, step=0.05, label="Dropout", section=NETWORK)
 SEED = Spec("seed", 0, 2**31 - 1, label="Seed", section=NETWORK, widget="number")
 OPTIMIZER = Spec("opt", choices=OPTIMIZERS, label="Optimizer", section=TRAINING)
 MOMENTUM = Spec(
-    "mom", stops=(0.0, 0.5, 0.9, 0.95, 0.99), label="Momentum", section=TRAINING,
+    "mom",
+    stops=(0.0, 0.5, 0.9, 0.95, 0.99),
+    label="Momentum",
+    section=TRAINING,
     help="For momentum and Nesterov: the share of the last step that carries into the next.",
-)  # fmt: skip
+)
 LR = Spec("lr", stops=(1e-4, 3e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1, 0.3), label="Learning rate", section=TRAINING)
 BATCH = Spec("bs", stops=(16, 32, 64, 128, 256), label="Batch size", section=TRAINING)
 WEIGHT_DECAY = Spec("wd", stops=(0.0, 1e-5, 1e-4, 1e-3, 1e-2), label="Weight decay", section=TRAINING)
@@ -201,17 +204,25 @@ PENALTY_LOSS = (
     "TensorFlow Playground, so the two curves compare how well each set is fitted."
 )
 L1 = Spec(
-    "l1", stops=PENALTY_STOPS, label="L1 rate (λ₁)", section=TRAINING, names={0.0: "off"},
+    "l1",
+    stops=PENALTY_STOPS,
+    label="L1 rate (λ₁)",
+    section=TRAINING,
+    names={0.0: "off"},
     help="Adds λ₁·Σ|w| over the weights (not the biases) to the loss. Applied as a proximal step "
     "after each update, w ← sign(w)·max(|w| − lr·λ₁, 0), so weights land on exactly 0: the "
     "network view counts them." + PENALTY_LOSS,
-)  # fmt: skip
+)
 L2 = Spec(
-    "l2", stops=PENALTY_STOPS, label="L2 rate (λ₂)", section=TRAINING, names={0.0: "off"},
+    "l2",
+    stops=PENALTY_STOPS,
+    label="L2 rate (λ₂)",
+    section=TRAINING,
+    names={0.0: "off"},
     help="Adds λ₂·Σw² over the weights (not the biases) to the loss; its gradient 2λ₂·w flows "
     "through backprop for every optimizer, so weights shrink but rarely reach 0. Weight decay "
     "instead lives in the optimizer (AdamW's is decoupled) and is not in the loss." + PENALTY_LOSS,
-)  # fmt: skip
+)
 SCHEDULE = Spec("sched", choices=SCHEDULERS, label="Learning-rate schedule", section=TRAINING)
 WARMUP = Spec("warmup", 0.0, 10.0, step=0.5, label="Warmup epochs", section=TRAINING, widget="number")
 EPOCHS = Spec("epochs", 1, 100, label="Epochs", section=TRAINING, widget="number")

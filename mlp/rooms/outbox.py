@@ -23,6 +23,8 @@ RETRY_MOST = 30.0  # and at most this long between tries
 
 @dataclass
 class _Waiting:
+    """One post waiting in the outbox: what it writes, when, and how often it failed."""
+
     post: Any  # what the caller writes (Rooms: a membership and a result)
     due: float  # not before this time
     tries: int  # failed writes so far

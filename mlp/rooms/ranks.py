@@ -22,6 +22,8 @@ RERUN_QUEUED, RERUN_OK, RERUN_MISSED, RERUN_FAILED = "queued", "reproduced", "mi
 
 @dataclass(frozen=True)
 class Room:
+    """A room as its board shows it: its code, title, times, and who may join."""
+
     code: str
     title: str
     created: float
@@ -41,6 +43,8 @@ class Room:
 
 @dataclass(frozen=True)
 class Entry:
+    """One member's best result on one challenge, as a row of the board."""
+
     nickname: str
     score: float
     hidden_score: float | None
@@ -58,6 +62,8 @@ class Entry:
 
 @dataclass(frozen=True)
 class ChallengeBoard:
+    """One challenge's part of the board: its top rows and a count of the rest."""
+
     challenge: Challenge
     entries: list[Entry]  # the top TOP_ROWS
     closed: bool
@@ -72,6 +78,8 @@ class ChallengeBoard:
 
 @dataclass(frozen=True)
 class Board:
+    """What the instructor's board shows of a room: its members and each challenge's ranks."""
+
     room: Room
     members: int  # joined and still in the room (hidden ones included)
     hidden: list[str]  # nicknames the instructor took off the board

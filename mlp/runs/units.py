@@ -189,17 +189,30 @@ def unit_computation(run: Playground, unit: Unit, point: tuple[float, float]) ->
     W, b = weights[layer - 1]
     names = input_names(run, layer)
     terms = [Term(n, float(w), float(a)) for n, w, a in zip(names, W[j], a_in, strict=True)]
-    chosen = UnitStep(layer, j, unit_name(run, unit) or "", terms, float(b[j]), float(zs[layer - 1][j]),
-                      float(acts[layer - 1][j]), _activation(run, layer))  # fmt: skip
+    chosen = UnitStep(
+        layer,
+        j,
+        unit_name(run, unit) or "",
+        terms,
+        float(b[j]),
+        float(zs[layer - 1][j]),
+        float(acts[layer - 1][j]),
+        _activation(run, layer),
+    )
     feeds, more, next_f = [], 0, ""
     if layer < last:
         W_next = weights[layer][0]  # (n_next, n_this)
         next_f = _activation(run, layer + 1)
         feeds = [
-            Feed(unit_name(run, (layer + 1, k)) or "", float(W_next[k, j]), float(W_next[k, j] * chosen.a),
-                 float(zs[layer][k]), float(acts[layer][k]))
+            Feed(
+                unit_name(run, (layer + 1, k)) or "",
+                float(W_next[k, j]),
+                float(W_next[k, j] * chosen.a),
+                float(zs[layer][k]),
+                float(acts[layer][k]),
+            )
             for k in range(W_next.shape[0])
-        ]  # fmt: skip
+        ]
         feeds.sort(key=lambda f: -abs(f.wa))
         more, feeds = max(0, len(feeds) - MAX_FEEDS), feeds[:MAX_FEEDS]
     return UnitComputation(point, step, chosen, feeds, more, next_f, zs[-1].tolist(), acts[-1].tolist())

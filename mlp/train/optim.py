@@ -127,9 +127,17 @@ class Stepper:
         else:
             momentum = 0.0 if cfg.optimizer == "sgd" else cfg.momentum
             sgd(
-                params, grads, g.momentum, **kinds, weight_decay=g.weight_decay, momentum=momentum,
-                lr=lr, dampening=0.0, nesterov=cfg.optimizer == "nesterov", maximize=False,
-            )  # fmt: skip
+                params,
+                grads,
+                g.momentum,
+                **kinds,
+                weight_decay=g.weight_decay,
+                momentum=momentum,
+                lr=lr,
+                dampening=0.0,
+                nesterov=cfg.optimizer == "nesterov",
+                maximize=False,
+            )
 
 
 def adam_rule(
@@ -147,9 +155,21 @@ def adam_rule(
     place; `kinds`: fused= and foreach=, as torch.optim.adam.adam takes them."""
     rule = adamw if decoupled else adam
     rule(
-        params, grads, exp_avgs, exp_avg_sqs, [], steps, **kinds, amsgrad=False, beta1=BETAS[0],
-        beta2=BETAS[1], lr=lr, weight_decay=weight_decay, eps=EPS, maximize=False,
-    )  # fmt: skip
+        params,
+        grads,
+        exp_avgs,
+        exp_avg_sqs,
+        [],
+        steps,
+        **kinds,
+        amsgrad=False,
+        beta1=BETAS[0],
+        beta2=BETAS[1],
+        lr=lr,
+        weight_decay=weight_decay,
+        eps=EPS,
+        maximize=False,
+    )
 
 
 def make_optimizer(model: nn.Module, cfg: TrainConfig, fused: bool | None = None) -> torch.optim.Optimizer:

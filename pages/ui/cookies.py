@@ -33,6 +33,8 @@ MAX_TICKETS = 10_000  # waiting at once, in all: a flood of script runs can't gr
 
 @dataclass(frozen=True)
 class Cookie:
+    """One cookie the server's route sets: its name, its value, how long it lasts."""
+
     name: str
     value: str
     seconds: int  # how long the browser keeps it; 0 deletes it

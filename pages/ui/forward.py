@@ -174,13 +174,21 @@ def walk_buttons(names: list[str], index: int, box, arrows: bool = True) -> None
     False (on a tour's stop, where the tour owns the keys)."""
     prev_col, next_col = box
     prev_col.button(
-        "◀ Previous", key="fb_prev", on_click=step_back, width="stretch", disabled=index == 0,
+        "◀ Previous",
+        key="fb_prev",
+        on_click=step_back,
+        width="stretch",
+        disabled=index == 0,
         shortcut="ArrowLeft" if arrows else None,
-    )  # fmt: skip
+    )
     next_col.button(
-        "Next ▶", key="fb_next", on_click=step_forward, width="stretch",
-        disabled=index == len(names) - 1, shortcut="ArrowRight" if arrows else None,
-    )  # fmt: skip
+        "Next ▶",
+        key="fb_next",
+        on_click=step_forward,
+        width="stretch",
+        disabled=index == len(names) - 1,
+        shortcut="ArrowRight" if arrows else None,
+    )
 
 
 def display_formula(tex: str) -> str:

@@ -84,10 +84,16 @@ def _new_seed(_: Playground) -> None:
 ACTIONS = [  # (label, icon, key, what it does to the run, help, shortcut); each pauses first
     ("Step", None, "pg_step", lambda r: r.run(1), "One optimizer step.", STEP_KEY),
     ("Epoch", None, "pg_epoch", Playground.run_epoch, "To the end of the current pass over the data.", None),
-    ("Reset", ":material/restart_alt:", "pg_reset", Playground.reset,
-     "The same initial weights and batches.", None),
+    (
+        "Reset",
+        ":material/restart_alt:",
+        "pg_reset",
+        Playground.reset,
+        "The same initial weights and batches.",
+        None,
+    ),
     ("New init", ":material/casino:", "pg_reinit", _new_seed, "The next seed: other initial weights.", None),
-]  # fmt: skip
+]
 
 
 def controls_bar(playing: bool, play: Callable[[bool], None]) -> None:
@@ -98,9 +104,14 @@ def controls_bar(playing: bool, play: Callable[[bool], None]) -> None:
     with st.container(key="pg_controls", horizontal=True, vertical_alignment="bottom", gap="small"):
         label, icon = ("Pause", ":material/pause:") if playing else ("Play", ":material/play_arrow:")
         st.button(
-            label, icon=icon, key="pg_play", type="primary", on_click=play, args=(not playing,),
+            label,
+            icon=icon,
+            key="pg_play",
+            type="primary",
+            on_click=play,
+            args=(not playing,),
             shortcut=PLAY_KEY,
-        )  # fmt: skip
+        )
         for label, icon, key, action, tip, shortcut in ACTIONS:
             st.button(
                 label, icon=icon, key=key, on_click=pause_then, args=(action,), help=tip, shortcut=shortcut
@@ -115,12 +126,16 @@ def unit_panel(run: Playground, picture: NetworkPicture) -> None:
     left, right = st.columns(2, gap="medium")
     with left:
         chosen = st.selectbox(
-            "Look closer at a unit", units, key="pg_unit", format_func=names.get, index=0,
+            "Look closer at a unit",
+            units,
+            key="pg_unit",
+            format_func=names.get,
+            index=0,
             help="Its output over the whole plane: orange where it is positive, blue where negative.",
             on_change=lambda: st.session_state.update(
                 {FOCUS_KEY: st.session_state.pg_unit, PROBE_KEY: None, RERUN_KEY: True}
             ),
-        )  # fmt: skip
+        )
         if chosen is not None and chosen in names:
             i, j = chosen
             chart(unit_figure(picture.maps[i][j], run.points.extent, names[chosen]), key="pg_unit_map")

@@ -65,13 +65,23 @@ def _card(tour: Tour, number: int, stop: Stop, walk: Walk | None) -> None:
         )
         back, on = st.columns(2)
         back.button(
-            "Back", key="tour_back", shortcut="ArrowLeft", on_click=_move, args=(tour, number, -1, walk),
-            disabled=number == 1 and stop.steps is None, width="stretch",
-        )  # fmt: skip
+            "Back",
+            key="tour_back",
+            shortcut="ArrowLeft",
+            on_click=_move,
+            args=(tour, number, -1, walk),
+            disabled=number == 1 and stop.steps is None,
+            width="stretch",
+        )
         on.button(
-            "Finish" if last else "Next", key="tour_next", shortcut="ArrowRight", type="primary",
-            on_click=_move, args=(tour, number, 1, walk), width="stretch",
-        )  # fmt: skip
+            "Finish" if last else "Next",
+            key="tour_next",
+            shortcut="ArrowRight",
+            type="primary",
+            on_click=_move,
+            args=(tour, number, 1, walk),
+            width="stretch",
+        )
         st.markdown(f"**{stop.title}.** {stop.say} {ACTIONS[stop.action]}".strip())
         if stop.lesson is not None:
             st.popover("Why?", width="stretch").markdown(LESSONS[stop.lesson].why)

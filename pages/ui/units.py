@@ -45,9 +45,16 @@ def network_view(run: Playground) -> NetworkPicture:
     plane must change."""
     picture = network_picture(run)
     unit = st.session_state.get(FOCUS_KEY)
-    svg = network_svg(picture.widths, picture.maps, picture.weights, picture.dead, picture.labels,
-                      font=44.0 if presenter() else 32.0, interactive=True,
-                      selected=tuple(unit) if unit is not None else None)  # fmt: skip
+    svg = network_svg(
+        picture.widths,
+        picture.maps,
+        picture.weights,
+        picture.dead,
+        picture.labels,
+        font=44.0 if presenter() else 32.0,
+        interactive=True,
+        selected=tuple(unit) if unit is not None else None,
+    )
     # In the page's own DOM (no isolated styles): its text is measured and read as the page's is
     component("network", isolate_styles=False)(
         key=NETWORK_KEY,
@@ -137,9 +144,13 @@ def weight_editor(run: Playground) -> None:
             st.text_input("New value", key=TEXT_KEY, width=140)
             st.button("Apply", key="pg_weight_apply", type="primary", on_click=_apply, args=(edge,))
             st.button(
-                "Reset to trained value", key="pg_weight_reset", on_click=_reset, args=(edge,),
-                disabled=trained is None, help="The value this weight had before you set it.",
-            )  # fmt: skip
+                "Reset to trained value",
+                key="pg_weight_reset",
+                on_click=_reset,
+                args=(edge,),
+                disabled=trained is None,
+                help="The value this weight had before you set it.",
+            )
             st.button("Close", key="pg_weight_close", on_click=_close)
         if error := st.session_state.get(ERROR_KEY):
             st.error(error, icon=":material/error:")
@@ -162,14 +173,24 @@ def unit_on_plane(run: Playground) -> None:
         return
     with st.container(key="pg_unit_math"):
         with st.container(horizontal=True, vertical_alignment="bottom", gap="small"):
-            st.button("Show the output", key="pg_show_output", icon=":material/arrow_back:", on_click=focus,
-                      args=(None,))  # fmt: skip
+            st.button(
+                "Show the output",
+                key="pg_show_output",
+                icon=":material/arrow_back:",
+                on_click=focus,
+                args=(None,),
+            )
             names = input_names(run, unit[0])
             st.selectbox(
-                "Set one of its weights", range(len(names)), index=None, key="pg_unit_weight",
-                format_func=lambda i: f"from {names[i]}", placeholder="Choose an input…", width=260,
+                "Set one of its weights",
+                range(len(names)),
+                index=None,
+                key="pg_unit_weight",
+                format_func=lambda i: f"from {names[i]}",
+                placeholder="Choose an input…",
+                width=260,
                 on_change=lambda: open_editor(Edge(unit[0], unit[1], st.session_state.pg_unit_weight)),
-            )  # fmt: skip
+            )
         probe = st.session_state.get(PROBE_KEY)
         if probe is None:
             st.caption(f"Click a point on the plane to see how {name} computes its value there.")
@@ -182,9 +203,12 @@ def _tex_name(name: str, layer: int) -> str:
     if name.startswith("layer "):
         return f"a^{{[{layer - 1}]}}_{{{name.rsplit(' ', 1)[1]}}}"
     return (
-        name.replace("sin ", r"\sin ").replace("x1", "x_1").replace("x2", "x_2")
-        .replace("²", "^2").replace("·", "")
-    )  # fmt: skip
+        name.replace("sin ", r"\sin ")
+        .replace("x1", "x_1")
+        .replace("x2", "x_2")
+        .replace("²", "^2")
+        .replace("·", "")
+    )
 
 
 def _num(v: float) -> str:

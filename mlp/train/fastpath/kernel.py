@@ -51,9 +51,20 @@ def adam_update(
         _add(steps, 1)  # what adam() does with a dispatched _foreach_add_, before the kernel
         try:
             getattr(torch, OPS[decoupled])(
-                params, grads, exp_avgs, exp_avg_sqs, [], steps, lr=lr, beta1=BETAS[0], beta2=BETAS[1],
-                weight_decay=weight_decay, eps=EPS, amsgrad=False, maximize=False,
-            )  # fmt: skip
+                params,
+                grads,
+                exp_avgs,
+                exp_avg_sqs,
+                [],
+                steps,
+                lr=lr,
+                beta1=BETAS[0],
+                beta2=BETAS[1],
+                weight_decay=weight_decay,
+                eps=EPS,
+                amsgrad=False,
+                maximize=False,
+            )
             return
         except (AttributeError, TypeError) as error:  # the op renamed or re-signed: the public path
             changed = error
