@@ -3,6 +3,7 @@
 Layers; arrows point down (tests/test_repo.py checks it):
 
     core (imports only the core)
+        activations.py  the activations' table: each one's every form (model, manual, fast path, page)
         model.py      the MLP as an nn.Module, seeded inits, to and from the notes' [(W, b)]
         manual.py     the same network with every step of forward and backprop written out
         gradcheck.py  manual gradients against autograd (float64) and finite differences
@@ -12,7 +13,8 @@ Layers; arrows point down (tests/test_repo.py checks it):
         errors.py     errors a person caused, with their own text kept apart
         data/         toy sets, CSV points, bounded checked downloads, MNIST (parse, cache, sample),
                       drawn digits
-        train/        one engine: config, schedule, optimizer, batches, gradients, guard, trainer
+        train/        one engine: config, schedule, optimizer, batches, gradients, guard, trainer;
+                      fastpath/, a small network's step as one NumPy computation
     links/            each setting declared once, and the link form (imports only the core)
     figures/          plotly figures and SVG from plain arrays: no training, no settings
     lessons/          one model per page: its settings, its batch or points, what it shows

@@ -18,8 +18,9 @@ import torch
 from safetensors.torch import load as load_tensors
 from safetensors.torch import save as save_tensors
 
+from mlp.activations import ACTIVATIONS
 from mlp.errors import InputError
-from mlp.model import ACTIVATIONS, INITS, MAX_HIDDEN_LAYERS, MLP, ModelConfig
+from mlp.model import INITS, MAX_HIDDEN_LAYERS, MLP, ModelConfig
 
 FORMAT = "mlp-playground/1"
 MAX_HEADER = 1 << 20  # a real header is a few KB; refuse absurd ones before parsing

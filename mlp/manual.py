@@ -1,7 +1,8 @@
 """The same MLP with the math written out: forward, loss and backprop by hand, no autograd.
 
-Every operation is a small function below, written once for NumPy and once for PyTorch, so
-the page can show the exact code that produced each number. `forward_backward` runs them in
+Every operation is a small function below, written once for NumPy and once for PyTorch (the
+activations' f and f' once for both, in their table: mlp/activations.py), so the page can show
+the exact code that produced each number. `forward_backward` runs them in
 order and records each intermediate as a named `Step` (`z1, a1, ..., probs, loss` forward;
 `Y, dz2, dW2, db2, da1, ...` backward), the names the seed notes and the page use.
 """
@@ -9,7 +10,6 @@ order and records each intermediate as a named `Step` (`z1, a1, ..., probs, loss
 from __future__ import annotations
 
 import inspect
-import math
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -19,10 +19,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from mlp.model import ACTIVATIONS, LEAKY_SLOPE
+from mlp.activations import ACTIVATIONS
+from mlp.activations import activation as activation_row
 
 Array = Any  # np.ndarray or torch.Tensor; a call answers in the kind it was given
-GELU_C = math.sqrt(2.0 / math.pi)  # GELU's tanh form: 0.5 z (1 + tanh(c (z + 0.044715 z^3)))
 
 
 class CommonOps:
@@ -69,48 +69,6 @@ class NumpyOps(CommonOps):
     """Each operation of the forward and backward pass, in NumPy."""
 
     @staticmethod
-    def relu(z):
-        return np.maximum(z, 0)
-
-    @staticmethod
-    def relu_grad(z):
-        return (z > 0).astype(z.dtype)  # 1[z > 0]
-
-    @staticmethod
-    def leaky_relu(z):
-        return np.where(z > 0, z, LEAKY_SLOPE * z)
-
-    @staticmethod
-    def leaky_relu_grad(z):
-        return np.where(z > 0, 1.0, np.full_like(z, LEAKY_SLOPE))
-
-    @staticmethod
-    def tanh(z):
-        return np.tanh(z)
-
-    @staticmethod
-    def tanh_grad(z):
-        return 1 - np.tanh(z) ** 2
-
-    @staticmethod
-    def sigmoid(z):
-        return 0.5 * (1 + np.tanh(0.5 * z))  # = 1 / (1 + e^-z), without overflow
-
-    @staticmethod
-    def sigmoid_grad(z):
-        s = 0.5 * (1 + np.tanh(0.5 * z))
-        return s * (1 - s)
-
-    @staticmethod
-    def gelu(z):
-        return 0.5 * z * (1 + np.tanh(GELU_C * (z + 0.044715 * z**3)))
-
-    @staticmethod
-    def gelu_grad(z):
-        t = np.tanh(GELU_C * (z + 0.044715 * z**3))
-        return 0.5 * (1 + t) + 0.5 * z * (1 - t**2) * GELU_C * (1 + 3 * 0.044715 * z**2)
-
-    @staticmethod
     def softmax(logits):
         e = np.exp(logits - logits.max(axis=1, keepdims=True))  # shift: exp never overflows
         return e / e.sum(axis=1, keepdims=True)  # (N, K), rows sum to 1
@@ -138,48 +96,6 @@ class NumpyOps(CommonOps):
 
 class TorchOps(CommonOps):
     """Each operation of the forward and backward pass, in PyTorch (no autograd used)."""
-
-    @staticmethod
-    def relu(z):
-        return torch.clamp_min(z, 0)
-
-    @staticmethod
-    def relu_grad(z):
-        return (z > 0).to(z.dtype)  # 1[z > 0]
-
-    @staticmethod
-    def leaky_relu(z):
-        return torch.where(z > 0, z, LEAKY_SLOPE * z)
-
-    @staticmethod
-    def leaky_relu_grad(z):
-        return torch.where(z > 0, 1.0, torch.full_like(z, LEAKY_SLOPE))
-
-    @staticmethod
-    def tanh(z):
-        return torch.tanh(z)
-
-    @staticmethod
-    def tanh_grad(z):
-        return 1 - torch.tanh(z) ** 2
-
-    @staticmethod
-    def sigmoid(z):
-        return 0.5 * (1 + torch.tanh(0.5 * z))  # = 1 / (1 + e^-z), without overflow
-
-    @staticmethod
-    def sigmoid_grad(z):
-        s = 0.5 * (1 + torch.tanh(0.5 * z))
-        return s * (1 - s)
-
-    @staticmethod
-    def gelu(z):
-        return 0.5 * z * (1 + torch.tanh(GELU_C * (z + 0.044715 * z**3)))
-
-    @staticmethod
-    def gelu_grad(z):
-        t = torch.tanh(GELU_C * (z + 0.044715 * z**3))
-        return 0.5 * (1 + t) + 0.5 * z * (1 - t**2) * GELU_C * (1 + 3 * 0.044715 * z**2)
 
     @staticmethod
     def softmax(logits):
@@ -210,21 +126,6 @@ class TorchOps(CommonOps):
 BACKENDS: dict[str, type] = {"numpy": NumpyOps, "torch": TorchOps}
 BACKWARD_OPS = ("one_hot", "dlogits", "weight_grad", "bias_grad", "input_grad", "preact_grad")
 NEW = "_new"  # the suffix of a parameter after the update, and of what the pass computes with it
-
-ACTIVATION_TEX = {
-    "relu": r"\max(0, z)",
-    "leaky_relu": rf"\max({LEAKY_SLOPE}\,z,\ z)",
-    "gelu": r"\tfrac{1}{2} z \left(1 + \tanh\!\left(\sqrt{2/\pi}\,(z + 0.044715 z^3)\right)\right)",
-    "tanh": r"\tanh(z)",
-    "sigmoid": r"\sigma(z) = 1 / (1 + e^{-z})",
-}
-ACTIVATION_GRAD_TEX = {
-    "relu": r"\mathbb{1}[z > 0]",
-    "leaky_relu": rf"\mathbb{{1}}[z > 0] + {LEAKY_SLOPE}\,\mathbb{{1}}[z \le 0]",
-    "gelu": r"\mathrm{GELU}'(z)",
-    "tanh": r"1 - \tanh^2(z)",
-    "sigmoid": r"\sigma(z)\,(1 - \sigma(z))",
-}
 
 
 @dataclass(frozen=True)
@@ -320,10 +221,15 @@ def same_in_both(op: str, activation: str) -> bool:
 @cache
 def op_source(backend: str, op: str) -> str:
     """The source of one operation, as it runs: what the page shows beside the numbers."""
-    fn = getattr(BACKENDS[backend], op)
+    name, note = op.removesuffix("_grad"), ""
+    if name in ACTIVATIONS:  # an activation's f or f': one code for NumPy and PyTorch
+        fn = ACTIVATIONS[name].grad if op.endswith("_grad") else ACTIVATIONS[name].f
+        note = "# xp(z): numpy for an array, torch for a tensor (their math is spelled alike)\n"
+    else:
+        fn = getattr(BACKENDS[backend], op)
     lines = inspect.getsource(fn).splitlines()
     start = next(i for i, line in enumerate(lines) if line.lstrip().startswith("def "))
-    return textwrap.dedent("\n".join(lines[start:]))
+    return note + textwrap.dedent("\n".join(lines[start:]))
 
 
 @cache
@@ -366,7 +272,7 @@ def formula(name: str, op: str, inputs: Sequence[str], activation: str, lr: floa
     if op == "affine":
         return rf"{out} = {ins[0]} {ins[1]} + {ins[2]}"
     if op in ACTIVATIONS:
-        return rf"{out} = f({ins[0]}),\quad f(z) = {ACTIVATION_TEX[activation]}"
+        return rf"{out} = f({ins[0]}),\quad f(z) = {ACTIVATIONS[activation].tex}"
     if op == "softmax":
         return r"P_{ik} = \frac{e^{z_{ik} - \max_j z_{ij}}}{\sum_j e^{z_{ij} - \max_j z_{ij}}}"
     if op == "cross_entropy" and name.endswith(NEW):  # the forward pass again, with the new parameters
@@ -384,7 +290,7 @@ def formula(name: str, op: str, inputs: Sequence[str], activation: str, lr: floa
     if op == "input_grad":
         return rf"{out} = {ins[0]}\, {ins[1]}^\top"
     if op == "preact_grad":
-        return rf"{out} = {ins[0]} \odot f'({ins[1]}),\quad f'(z) = {ACTIVATION_GRAD_TEX[activation]}"
+        return rf"{out} = {ins[0]} \odot f'({ins[1]}),\quad f'(z) = {ACTIVATIONS[activation].grad_tex}"
     if op == "sgd_update":
         return rf"{out} = {ins[0]} - \mathrm{{lr}} \cdot {ins[1]},\quad \mathrm{{lr}} = {lr:g}"
     raise ValueError(f"No formula for op {op!r}.")
@@ -407,12 +313,11 @@ def forward_backward(
     under the new parameters (`loss_new`). Training goes through `train_step`: the same
     operations without the steps and their formulas.
     """
-    if activation not in ACTIVATIONS:
-        raise ValueError(f"Unknown activation {activation!r}; choose one of {', '.join(ACTIVATIONS)}.")
+    activation_row(activation)  # a ValueError naming the choices, for one that isn't
     _check_inputs(params, X, y)
     backend = backend_of(X)
     ops = BACKENDS[backend]
-    act, act_grad = getattr(ops, activation), getattr(ops, f"{activation}_grad")
+    act, act_grad = ACTIVATIONS[activation].f, ACTIVATIONS[activation].grad
     L = len(params)
     steps: list[Step] = []
     tensors: dict[str, Array] = {"X": X, "y": y}
@@ -497,7 +402,7 @@ def train_step(
     backprop starts from dz_L = 2 (ŷ - y) / N instead of (P - Y) / N.
     """
     ops = BACKENDS[backend_of(X)]
-    act, act_grad = getattr(ops, activation), getattr(ops, f"{activation}_grad")
+    act, act_grad = ACTIVATIONS[activation].f, ACTIVATIONS[activation].grad
     inputs, pre = [X], []  # a_{l-1} and z_l of every layer
     for l, (W, b) in enumerate(params, start=1):
         z = ops.affine(inputs[-1], W, b)

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from functools import partial
 from itertools import pairwise
 from typing import Any
 
@@ -14,9 +13,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-ACTIVATIONS = ("relu", "leaky_relu", "gelu", "tanh", "sigmoid")
+from mlp.activations import ACTIVATIONS
+
 INITS = ("kaiming", "xavier", "normal", "pytorch")
-LEAKY_SLOPE = 0.01  # nn.LeakyReLU's default; mlp.manual uses the same slope
 MAX_HIDDEN_LAYERS = 16
 MAX_WIDTH = 65_536
 
@@ -67,34 +66,6 @@ def check_architecture(d_in: int, hidden: Sequence[int], d_out: int) -> None:
         raise ValueError(f"At most {MAX_HIDDEN_LAYERS} hidden layers; got {len(hidden)}.")
 
 
-def activation_module(name: str) -> nn.Module:
-    """The torch module for an activation name (GELU uses the tanh form, as mlp.manual does)."""
-    modules = {
-        "relu": nn.ReLU,
-        "leaky_relu": lambda: nn.LeakyReLU(LEAKY_SLOPE),
-        "gelu": lambda: nn.GELU(approximate="tanh"),
-        "tanh": nn.Tanh,
-        "sigmoid": nn.Sigmoid,
-    }
-    if name not in modules:
-        raise ValueError(f"Unknown activation {name!r}; choose one of {', '.join(ACTIVATIONS)}.")
-    return modules[name]()
-
-
-def activation_function(name: str) -> Callable[[torch.Tensor], torch.Tensor]:
-    """The functional form of an activation: what forward calls (a module call costs a few µs)."""
-    functions = {
-        "relu": torch.relu,
-        "leaky_relu": partial(F.leaky_relu, negative_slope=LEAKY_SLOPE),
-        "gelu": partial(F.gelu, approximate="tanh"),
-        "tanh": torch.tanh,
-        "sigmoid": torch.sigmoid,
-    }
-    if name not in functions:
-        raise ValueError(f"Unknown activation {name!r}; choose one of {', '.join(ACTIVATIONS)}.")
-    return functions[name]
-
-
 def init_linear_(W: torch.Tensor, b: torch.Tensor, scheme: str, generator: torch.Generator) -> None:
     """Fill a weight W (out, in) and bias b (out,) in place with a named scheme."""
     with torch.no_grad():
@@ -134,8 +105,9 @@ class MLP(nn.Module):
         # Built on the meta device so construction draws nothing from the global RNG.
         self.layers = nn.ModuleList(nn.Linear(n_in, n_out, device="meta") for n_in, n_out in pairwise(widths))
         self.to_empty(device="cpu")
-        self.act = activation_module(activation)  # shows in print(model); forward uses _act
-        self._act = activation_function(activation)
+        row = ACTIVATIONS[self.config.activation]  # the activations' table (mlp/activations.py)
+        self.act = row.module()  # shows in print(model); forward uses _act
+        self._act = row.torch
         self.drop = nn.Dropout(dropout) if dropout > 0 else nn.Identity()  # shows in print(model)
         self._has_dropout = dropout > 0
         # Dropout masks' own random stream: a trainer sets a seeded one, so masks depend on the

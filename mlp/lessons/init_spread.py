@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import torch
 
+from mlp.activations import ACTIVATIONS
 from mlp.model import MLP
 
 
@@ -36,7 +37,7 @@ def spread_summary(spread: dict[str, list[float]], activation: str) -> str:
     depth = len(next(iter(spread.values())))
     why = (
         "He's Var(W) = 2 / fan_in makes up for ReLU-like units zeroing about half their inputs."
-        if activation in ("relu", "leaky_relu", "gelu")
+        if ACTIVATIONS[activation].relu_like
         else "Xavier's Var(W) = 2 / (fan_in + fan_out) suits units that are linear near 0, like tanh."
     )
     verdict = (

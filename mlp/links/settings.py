@@ -16,8 +16,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import Field, asdict, dataclass, field, fields, replace
 from typing import Any
 
+from mlp.activations import ACTIVATIONS
 from mlp.errors import InputError
-from mlp.model import ACTIVATIONS, INITS
+from mlp.model import INITS
 from mlp.train import OPTIMIZERS, SCHEDULERS
 
 MAX_LINK_VALUE = 200  # characters; a longer link value is refused unread
@@ -177,7 +178,13 @@ def matching(settings: Any, target: type, skip: Sequence[str] = ()) -> dict[str,
 # --- settings several pages share: each page narrows a range with .like() --------------------
 NETWORK, TRAINING = "Network", "Training"
 HIDDEN = Spec("hidden", label="Hidden widths", section=NETWORK)  # a page gives widths=WidthLimits(...)
-ACTIVATION = Spec("act", choices=ACTIVATIONS, label="Activation", section=NETWORK)
+ACTIVATION = Spec(
+    "act",
+    choices=tuple(ACTIVATIONS),
+    label="Activation",
+    section=NETWORK,
+    names={name: row.label for name, row in ACTIVATIONS.items()},
+)
 INIT_NAMES = {
     "kaiming": "He (Kaiming)",
     "xavier": "Xavier (Glorot)",

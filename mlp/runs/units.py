@@ -13,11 +13,11 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from mlp.activations import ACTIVATIONS
 from mlp.data.features import input_labels, with_features
 from mlp.device import torch_threads
 from mlp.errors import InputError
 from mlp.lessons.playground import SMALL_NET_THREADS
-from mlp.model import activation_function
 from mlp.runs.playground import HAND_SET, Playground
 from mlp.train import Trainer, eval_mode
 
@@ -153,7 +153,7 @@ def unit_plane(run: Playground, unit: Unit) -> np.ndarray:
     """The unit's output over the plane's grid, (res, res), row 0 at the bottom: its a for a
     hidden unit, its class's probability for an output unit."""
     layer, j = unit
-    f = activation_function(run.settings.activation)
+    f = ACTIVATIONS[run.settings.activation].torch
     with run.lock, eval_mode(run.model, run.settings.dropout > 0), torch_threads(SMALL_NET_THREADS):
         a = run.view.grid.inputs  # (res², d_in)
         for i, linear in enumerate(run.model.layers[:layer], start=1):  # only as far as the unit's layer
@@ -174,7 +174,7 @@ def unit_computation(run: Playground, unit: Unit, point: tuple[float, float]) ->
     with run.lock, eval_mode(run.model, run.settings.dropout > 0), torch_threads(SMALL_NET_THREADS):
         step = run.trainer.step_count
         a_prev = inputs = with_features(x, run.settings.features)  # (1, d_in): x1, x2, the features
-        f = activation_function(run.settings.activation)
+        f = ACTIVATIONS[run.settings.activation].torch
         zs, acts = [], []
         for i, linear in enumerate(run.model.layers, start=1):  # as MLP.forward, keeping every z
             z = F.linear(a_prev, linear.weight, linear.bias)  # (1, n_in) @ (n_in, n_out) + (n_out,)

@@ -9,7 +9,6 @@ training step costs ~2.4x less this way than the same NumPy code on rows.
 
 from __future__ import annotations
 
-import math
 import threading
 import weakref
 from collections.abc import Callable, Iterator
@@ -19,9 +18,8 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from mlp.model import LEAKY_SLOPE
+from mlp.activations import ACTIVATIONS
 
-GELU_C, GELU_K = math.sqrt(2.0 / math.pi), 0.044715  # torch's tanh-form GELU constants
 F32 = np.float32
 
 
@@ -62,34 +60,17 @@ class Scratch:
 
 
 def activate(name: str, z: np.ndarray, zeros: np.ndarray) -> np.ndarray:
-    """a = f(z) as torch's forward computes it; in z's own memory for every activation whose
-    f'(z) can be had from a alone (all but GELU, whose z must stay). `zeros`: z's shape."""
-    if name == "relu":
-        return np.maximum(z, zeros, out=z)
-    if name == "leaky_relu":
-        return np.where(z > 0, z, z * F32(LEAKY_SLOPE))
-    if name == "tanh":
-        return np.tanh(z, out=z)
-    if name == "sigmoid":
-        return 0.5 * (1 + np.tanh(0.5 * z))  # = 1 / (1 + e^-z), without overflow warnings
-    return 0.5 * z * (1 + np.tanh(GELU_C * (z + GELU_K * z * z * z)))  # gelu
+    """a = f(z) as torch's forward computes it (the activations' table: mlp/activations.py), in
+    z's own memory for an activation whose f'(z) can be had from a alone. `zeros`: z's shape."""
+    return ACTIVATIONS[name].columns(z, zeros)
 
 
 def activation_grad(
     name: str, z: np.ndarray, a: np.ndarray, zeros: np.ndarray, out: np.ndarray
 ) -> np.ndarray:
-    """f'(z), as torch's backward computes it, from a = f(z) (z for GELU: for the others z may
-    have been overwritten by a); ReLU's a 0/1 float mask, in `out` (`zeros`: a's shape)."""
-    if name == "relu":
-        return np.greater(a, zeros, out=out)
-    if name == "leaky_relu":
-        return np.where(a > 0, F32(1), F32(LEAKY_SLOPE))  # a > 0 exactly where z > 0
-    if name == "tanh":
-        return 1 - a * a
-    if name == "sigmoid":
-        return a * (1 - a)
-    t = np.tanh(GELU_C * (z + GELU_K * z * z * z))  # gelu
-    return 0.5 * (1 + t) + 0.5 * z * (1 - t * t) * GELU_C * (1 + 3 * GELU_K * z * z)
+    """f'(z), as torch's backward computes it, from a = f(z) (and z, where `activate` kept it);
+    into `out` where that helps (`zeros`: a's shape)."""
+    return ACTIVATIONS[name].columns_grad(z, a, zeros, out)
 
 
 _views: weakref.WeakKeyDictionary[torch.nn.Module, list[tuple[int, np.ndarray]]] = weakref.WeakKeyDictionary()
