@@ -98,6 +98,15 @@ def gelu_grad(z):
     return 0.5 * (1 + t) + 0.5 * z * (1 - t**2) * GELU_C * (1 + 3 * GELU_K * z**2)
 
 
+def silu(z):
+    return z * 0.5 * (1 + xp(z).tanh(0.5 * z))  # z · σ(z)
+
+
+def silu_grad(z):
+    s = 0.5 * (1 + xp(z).tanh(0.5 * z))
+    return s * (1 + z * (1 - s))
+
+
 # --- the fast path's forms: float32 columns, in place where f'(z) can be had from a alone ------------
 
 
@@ -140,6 +149,15 @@ def _gelu_columns(z, zeros):
 def _gelu_columns_grad(z, a, zeros, out):
     t = np.tanh(GELU_C * (z + GELU_K * z * z * z))
     return 0.5 * (1 + t) + 0.5 * z * (1 - t * t) * GELU_C * (1 + 3 * GELU_K * z * z)
+
+
+def _silu_columns(z, zeros):
+    return z * (0.5 * (1 + np.tanh(0.5 * z)))
+
+
+def _silu_columns_grad(z, a, zeros, out):
+    s = 0.5 * (1 + np.tanh(0.5 * z))
+    return s * (1 + z * (1 - s))
 
 
 ACTIVATIONS: dict[str, Activation] = {
@@ -207,6 +225,19 @@ ACTIVATIONS: dict[str, Activation] = {
             r"\sigma(z)\,(1 - \sigma(z))",
             _sigmoid_columns,
             _sigmoid_columns_grad,
+        ),
+        Activation(
+            "silu",
+            "SiLU",
+            F.silu,
+            nn.SiLU,
+            silu,
+            silu_grad,
+            r"z\,\sigma(z)",
+            r"\sigma(z)\,(1 + z\,(1 - \sigma(z)))",
+            _silu_columns,
+            _silu_columns_grad,
+            relu_like=True,
         ),
     )
 }

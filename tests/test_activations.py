@@ -88,3 +88,8 @@ def test_an_activation_the_table_lacks_is_refused_with_the_choices():
         activation("swish2")
     with pytest.raises(ValueError, match="Unknown activation"):
         MLP(2, [3], 2, activation="swish2")
+
+
+def test_silu_is_z_times_its_sigmoid():
+    z = np.array([-2.0, 0.0, 1.0], dtype=np.float32)
+    np.testing.assert_allclose(ACTIVATIONS["silu"].f(z), [-0.2384058, 0.0, 0.7310586], rtol=1e-6)
