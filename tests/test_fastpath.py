@@ -22,10 +22,12 @@ from mlp.train import (
     TrainConfig,
     Trainer,
     fit,
+    optimizers,
     predict_outputs,
     predict_proba,
 )
-from mlp.train.fastpath import columns, kernel
+from mlp.train import adam as kernel
+from mlp.train.fastpath import columns
 from mlp.train.fastpath import step as numpy_path
 from mlp.train.fastpath.choice import (
     MAX_MULTIPLY_ADDS,
@@ -36,7 +38,7 @@ from mlp.train.fastpath.choice import (
     switch_path,
 )
 from mlp.train.fastpath.columns import numpy_outputs
-from mlp.train.fastpath.step import FUSED_ADAM_FROM
+from mlp.train.optimizers import FUSED_ADAM_FROM
 
 RTOL, ATOL = 1e-4, 1e-5  # float32 arithmetic in another order, over a run of 60 steps
 
@@ -138,7 +140,7 @@ def test_a_wider_nets_adam_takes_torchs_fused_kernel_on_the_numpy_path(change, o
         kernel_calls.append(params[0].numel())
         kernel.adam_update(params, *args)
 
-    monkeypatch.setattr(numpy_path, "adam_update", counted)
+    monkeypatch.setattr(optimizers, "adam_update", counted)
     # lr 0.002: Adam divides each gradient by its own size, so one that is ~0 in float32 rounding
     # moves its weight by up to lr either way; among 10 k weights a few do, by ~lr / 1000.
     change = dict(change)
@@ -202,7 +204,7 @@ def test_a_torch_without_the_direct_kernel_falls_back_once_to_the_public_functio
     monkeypatch.setitem(kernel.OPS, False, "_fused_adam_renamed" if broken == "missing" else "_changed_op")
     monkeypatch.setattr(torch, "_changed_op", changed_op, raising=False)
     ours, theirs = flat_adam_state(1), flat_adam_state(1)
-    with caplog.at_level(logging.WARNING, logger="mlp.train.fastpath.kernel"):
+    with caplog.at_level(logging.WARNING, logger="mlp.train.adam"):
         kernel.adam_update(*ours, lr=0.01, weight_decay=0.0, decoupled=False)
         kernel.adam_update(*ours, lr=0.01, weight_decay=0.0, decoupled=False)
     assert [r.getMessage().count("public function") for r in caplog.records] == [1]  # said once

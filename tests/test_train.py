@@ -254,7 +254,7 @@ def test_a_device_without_a_fused_kernel_steps_with_foreach_and_counts_each_step
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"optimizer": "rmsprop"}, "choose one of sgd, momentum, nesterov, adam, adamw"),
+        ({"optimizer": "no-such-optimizer"}, "choose one of sgd, momentum, nesterov, adam"),
         ({"lr": 0}, "lr must be a positive number"),
         ({"lr": float("nan")}, "lr must be a positive number"),
         ({"batch_size": 0}, "batch_size must be at least 1"),

@@ -194,7 +194,14 @@ INIT_NAMES = {
 INIT = Spec("init", choices=INITS, label="Initialisation", section=NETWORK, names=INIT_NAMES)
 DROPOUT = Spec("dropout", 0.0, 0.9, step=0.05, label="Dropout", section=NETWORK)
 SEED = Spec("seed", 0, 2**31 - 1, label="Seed", section=NETWORK, widget="number")
-OPTIMIZER = Spec("opt", choices=OPTIMIZERS, label="Optimizer", section=TRAINING)
+OPTIMIZER = Spec(
+    "opt",
+    choices=tuple(OPTIMIZERS),
+    label="Optimizer",
+    section=TRAINING,
+    names={name: row.label for name, row in OPTIMIZERS.items()},
+    help=" ".join(f"{row.label}: {row.help}" for row in OPTIMIZERS.values()),
+)
 MOMENTUM = Spec(
     "mom",
     stops=(0.0, 0.5, 0.9, 0.95, 0.99),

@@ -2,7 +2,9 @@
 
 config     TrainConfig and its choices; the rule "the manual engine has no dropout"
 schedule   learning-rate schedules (one closed form for the optimizer and the plots)
-optim      the optimizer: weight decay on weights only, fused kernels where they exist
+optimizers the optimizers' table: each one's torch update, NumPy update, torch.optim class, label
+adam       Adam's torch rule, and its fused CPU kernel called directly (a large group's fast update)
+optim      the Stepper: a row's update on flat groups, weight decay on weights only, L1's step
 batches    the data on the device, batches sliced from a seeded permutation
 gradients  autograd, or mlp.manual's backprop, filling each .grad
 guard      NaN or infinite loss: put back the last sound weights
@@ -12,7 +14,7 @@ history    the records, and the same as arrays for plots
 threads    CPU threads measured on the first steps
 inference  the batch loss (cross-entropy or MSE), probabilities, outputs and evaluation, in eval mode
 fastpath/  the fast path: a small network's step as one NumPy computation on the CPU (which
-           path a step takes and why, the step, one example a column, Adam's fused kernel)
+           path a step takes and why, the step, one example a column)
 trainer    the Trainer (the stepping loop) and fit
 """
 

@@ -6,7 +6,8 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
-OPTIMIZERS = ("sgd", "momentum", "nesterov", "adam", "adamw")
+from mlp.train.optimizers import OPTIMIZERS
+
 ENGINES = ("autograd", "manual")  # who computes the gradients: PyTorch, or mlp.manual by hand
 SCHEDULERS = ("none", "step", "cosine")
 # The loss: softmax cross-entropy over K logits (classes), or the mean squared error of one output
@@ -24,8 +25,8 @@ def engine_problem(engine: str, dropout: float) -> str | None:
 
 
 def uses_momentum(optimizer: str) -> bool:
-    """Whether the optimizer reads TrainConfig.momentum (SGD and Adam don't)."""
-    return optimizer in ("momentum", "nesterov")
+    """Whether the optimizer reads TrainConfig.momentum (its row says: mlp.train.optimizers)."""
+    return "momentum" in OPTIMIZERS[optimizer].reads
 
 
 def supports_dropout(engine: str) -> bool:
@@ -37,7 +38,7 @@ def supports_dropout(engine: str) -> bool:
 class TrainConfig:
     """How to train: optimizer, schedule, regularisation, batches, seed and device."""
 
-    optimizer: str = "adam"  # one of OPTIMIZERS
+    optimizer: str = "adam"  # one of OPTIMIZERS (mlp.train.optimizers: the table)
     lr: float = 1e-3  # peak learning rate
     batch_size: int = 128  # examples per step; >= the data size means full batch
     epochs: int = 5  # passes over the training set (also the schedule's horizon)
@@ -48,7 +49,7 @@ class TrainConfig:
     # step for adam and adamw, and stops there, exactly).
     l1: float = 0.0  # λ₁ in λ₁·Σ|w|
     l2: float = 0.0  # λ₂ in λ₂·Σw² (unlike weight_decay, in the loss shown and never decoupled)
-    momentum: float = 0.9  # for "momentum" and "nesterov"
+    momentum: float = 0.9  # for the optimizers that read it (OPTIMIZERS[name].reads)
     scheduler: str = "none"  # one of SCHEDULERS
     warmup_epochs: float = 0.0  # linear warmup from ~0 to lr, for any scheduler
     step_epochs: float = 0.0  # "step": drop every this many epochs; 0 = at 1/2 and 3/4 of the run

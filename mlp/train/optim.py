@@ -1,8 +1,9 @@
-"""The update rule: SGD, momentum, Nesterov, Adam or AdamW, with weight decay on weights only;
-then, with an L1 rate, L1's proximal step on the weights (mlp.train.penalty says why).
+"""The update: the optimizer's row (mlp.train.optimizers) applied to flat parameter groups, with
+weight decay on weights only; then, with an L1 rate, L1's proximal step on the weights
+(mlp.train.penalty says why).
 
-`Stepper` calls torch.optim's own functional forms (`torch.optim.adam.adam`, `adamw`, `sgd`:
-the kernels `Adam(fused=True)` and friends run) on flat parameters: each group's parameters
+`Stepper` calls each row's torch form, torch.optim's own functional kernels (`adam`, `adamw`,
+`sgd`: what `Adam(fused=True)` and friends run), on flat parameters: each group's parameters
 are views into one buffer, and so are their gradients, so an update is one kernel call on one
 tensor, not one per layer. It also skips `Optimizer.step`'s bookkeeping (hooks, profiler
 records, state lookups) and LambdaLR: on a small network those cost more than the update.
@@ -10,16 +11,14 @@ records, state lookups) and LambdaLR: on a small network those cost more than th
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 from torch import nn
-from torch.optim.adam import adam
-from torch.optim.adamw import adamw
-from torch.optim.sgd import sgd
 
 from mlp.train.config import TrainConfig
+from mlp.train.optimizers import OPTIMIZERS
 from mlp.train.penalty import soft_threshold_
-
-BETAS, EPS = (0.9, 0.999), 1e-8  # torch.optim.Adam's defaults
 
 
 def param_groups(
@@ -36,7 +35,7 @@ def param_groups(
     return [([p for p in params if p.ndim >= 2], weight_decay), ([p for p in params if p.ndim < 2], 0.0)]
 
 
-class _Group:
+class Group:
     """One parameter group flattened: its parameters and their gradients are views into two
     buffers, and the optimizer's state is a flat tensor each (shapes the update never needs)."""
 
@@ -59,6 +58,7 @@ class _Group:
         self.exp_avgs = [torch.zeros_like(self.flat)]
         self.exp_avg_sqs = [torch.zeros_like(self.flat)]
         self.momentum: list[torch.Tensor | None] = [None]  # made on the first step
+        self.views: dict[str, Any] = {}  # NumPy views of the state, made once (the fast path's)
 
 
 class Stepper:
@@ -70,7 +70,7 @@ class Stepper:
         # Fused single-kernel steps where they exist (CPU, CUDA, MPS in recent torch), else foreach.
         self.fused = device.type in ("cpu", "cuda", "mps") and next(model.parameters()).is_floating_point()
         groups = param_groups(model, cfg.weight_decay, split=cfg.l1 > 0)
-        self.groups = [_Group(params, decay, self.fused) for params, decay in groups]
+        self.groups = [Group(params, decay, self.fused) for params, decay in groups]
         self.weights = self.groups[0] if cfg.l1 > 0 else None  # the group L1's step shrinks
         self.fused_checked = False  # a fused step has run: the device and dtype have the kernel
 
@@ -90,7 +90,7 @@ class Stepper:
         if self.weights is not None:
             self._l1_step(lr)
 
-    def _step_group(self, group: _Group, lr: float) -> None:
+    def _step_group(self, group: Group, lr: float) -> None:
         """One group's update (no L1 step): one kernel call on its flat buffers. A device or dtype
         without a fused kernel says so on the first step: that step and the rest take foreach."""
         if not self.fused or self.fused_checked:
@@ -109,67 +109,17 @@ class Stepper:
         self.fused_checked = True
 
     def _l1_step(self, lr: float) -> None:
-        """L1's proximal step on the weights: each one lr·λ₁ nearer 0 (Adam: / (√v̂ + ε), as Adam
-        scales a gradient), and exactly 0 if it would cross. mlp.train.penalty says why."""
+        """L1's proximal step on the weights: each one lr·λ₁ nearer 0 (scaled as the optimizer
+        scales a gradient: Adam's / (√v̂ + ε)), and exactly 0 if it would cross. mlp.train.penalty
+        says why."""
         g, threshold = self.weights, lr * self.cfg.l1
-        if self.cfg.optimizer in ("adam", "adamw"):
-            v_hat = g.exp_avg_sqs[0] / (1 - torch.pow(BETAS[1], g.steps[0].to(g.flat.device)))
-            threshold = threshold / (v_hat.sqrt() + EPS)
+        if (scale := OPTIMIZERS[self.cfg.optimizer].step_scale) is not None:
+            threshold = threshold * scale(g)
         soft_threshold_(g.flat, threshold)
 
-    def _step(self, g: _Group, lr: float) -> None:
-        cfg, fused = self.cfg, self.fused
-        kinds = {"fused": fused or None, "foreach": None if fused else True}
-        params, grads = [g.flat], [g.grad]
-        if cfg.optimizer in ("adam", "adamw"):
-            state = (g.exp_avgs, g.exp_avg_sqs, g.steps)
-            adam_rule(params, grads, *state, lr, g.weight_decay, cfg.optimizer == "adamw", **kinds)
-        else:
-            momentum = 0.0 if cfg.optimizer == "sgd" else cfg.momentum
-            sgd(
-                params,
-                grads,
-                g.momentum,
-                **kinds,
-                weight_decay=g.weight_decay,
-                momentum=momentum,
-                lr=lr,
-                dampening=0.0,
-                nesterov=cfg.optimizer == "nesterov",
-                maximize=False,
-            )
-
-
-def adam_rule(
-    params: list[torch.Tensor],
-    grads: list[torch.Tensor],
-    exp_avgs: list[torch.Tensor],
-    exp_avg_sqs: list[torch.Tensor],
-    steps: list[torch.Tensor],
-    lr: float,
-    weight_decay: float,
-    decoupled: bool,
-    **kinds: bool | None,
-) -> None:
-    """torch.optim's functional Adam (AdamW, `decoupled`) with this project's betas and eps, in
-    place; `kinds`: fused= and foreach=, as torch.optim.adam.adam takes them."""
-    rule = adamw if decoupled else adam
-    rule(
-        params,
-        grads,
-        exp_avgs,
-        exp_avg_sqs,
-        [],
-        steps,
-        **kinds,
-        amsgrad=False,
-        beta1=BETAS[0],
-        beta2=BETAS[1],
-        lr=lr,
-        weight_decay=weight_decay,
-        eps=EPS,
-        maximize=False,
-    )
+    def _step(self, g: Group, lr: float) -> None:
+        kinds = {"fused": self.fused or None, "foreach": None if self.fused else True}
+        OPTIMIZERS[self.cfg.optimizer].torch_step(g, lr, self.cfg, kinds)
 
 
 def make_optimizer(model: nn.Module, cfg: TrainConfig, fused: bool | None = None) -> torch.optim.Optimizer:
@@ -178,9 +128,4 @@ def make_optimizer(model: nn.Module, cfg: TrainConfig, fused: bool | None = None
     groups = [
         {"params": params, "weight_decay": decay} for params, decay in param_groups(model, cfg.weight_decay)
     ]
-    if cfg.optimizer in ("sgd", "momentum", "nesterov"):
-        momentum = 0.0 if cfg.optimizer == "sgd" else cfg.momentum
-        nesterov = cfg.optimizer == "nesterov"
-        return torch.optim.SGD(groups, lr=cfg.lr, momentum=momentum, nesterov=nesterov, fused=fused)
-    cls = torch.optim.Adam if cfg.optimizer == "adam" else torch.optim.AdamW
-    return cls(groups, lr=cfg.lr, betas=BETAS, eps=EPS, fused=fused)
+    return OPTIMIZERS[cfg.optimizer].torch_class(groups, cfg, fused)

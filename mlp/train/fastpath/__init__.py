@@ -2,9 +2,9 @@
 the same math and the same buffers as torch's path, without its per-operation dispatch.
 
 choice   which path a step takes, and why not the fast one (the rule's one home), in a sentence
-step     the NumPy step itself: forward, loss, backprop by hand, clipping, the update, L1's step
+step     the NumPy step itself: forward, loss, backprop by hand, clipping, the optimizer's
+         NumPy form (mlp.train.optimizers), L1's step
 columns  an MLP's math one example a column, which the step trains with and the plane draws
-kernel   Adam's fused CPU kernel called directly, for a large parameter group's update
 """
 
 from mlp.train.fastpath.choice import (

@@ -2,9 +2,9 @@
 
 Forward (dropout's masks drawn by torch from the run's own generator, so they are autograd's
 masks), the loss (cross-entropy through log-softmax, or the MSE), backprop by hand (the notes'
-and mlp.manual's math), L2's gradient, global-norm clipping as `clip_grad_norm_`, then SGD
-(momentum, Nesterov), Adam or AdamW as torch.optim's kernels (a large group's Adam update is
-that kernel itself: mlp.train.fastpath.kernel), and L1's proximal step. The math runs one example a
+and mlp.manual's math), L2's gradient, global-norm clipping as `clip_grad_norm_`, then the
+optimizer's update as torch.optim's kernels compute it (each optimizer's NumPy form, in its row:
+mlp.train.optimizers), and L1's proximal step. The math runs one example a
 column (mlp.train.fastpath.columns says why) and in place on NumPy views of the stepper's flat buffers
 (a CPU tensor's `.numpy()` shares its memory), so the model, the guard, evaluation and export
 see every step, and the torch path can take over at any step with the optimizer's state as it
@@ -32,17 +32,10 @@ from mlp.train.fastpath.columns import (
     weights_of,
     widths_of,
 )
-from mlp.train.fastpath.kernel import adam_update
 from mlp.train.inference import evaluate
-from mlp.train.optim import BETAS, EPS
+from mlp.train.optimizers import OPTIMIZERS
 
 MAX_KEPT_INPUTS = 1 << 20  # validation inputs up to this many numbers are kept as float32 (4 MiB)
-# From this many parameters in a group, Adam's update is torch's fused kernel on the same buffers
-# (the torch path's, called directly: mlp.train.fastpath.kernel): one pass instead of NumPy's thirteen, for
-# a call that costs a few µs more. Timed within fit, one thread, kernel vs NumPy: the playground's
-# 2-32-32-3 (1,251 parameters) even (10 steps 1.68-1.69 ms vs 1.63-1.69); UCI digits' 64-128-10
-# (9,610) 15 µs vs 25; MNIST's 784-128-10 (101,770) 60-72 µs vs 150.
-FUSED_ADAM_FROM = 4_096
 
 
 class NumpyPath:
@@ -67,7 +60,6 @@ class NumpyPath:
         self.scratch = Scratch()
         self._batch: tuple[object, np.ndarray, Labels] | None = None  # tensor, columns, labels: kept
         self._val: tuple[object, np.ndarray, Labels] | None = None
-        self._state: dict[int, tuple[np.ndarray, ...]] = {}  # a group's Adam moments and step count, as views
 
     # --- forward and backward ------------------------------------------------------------
 
@@ -159,61 +151,16 @@ class NumpyPath:
             grad *= F32(coef)
 
     def update(self, group, p: np.ndarray, grad: np.ndarray, lr: float) -> None:
-        """torch.optim's update of one flat group, in place (coupled decay, except AdamW's)."""
-        cfg, decay = self.cfg, group.weight_decay
-        if cfg.optimizer in ("adam", "adamw"):
-            if p.size >= FUSED_ADAM_FROM:  # torch's fused kernel: one pass, not NumPy's thirteen
-                state = (group.exp_avgs, group.exp_avg_sqs, group.steps)
-                adam_update([group.flat], [group.grad], *state, lr, decay, cfg.optimizer == "adamw")
-                return
-            if decay and cfg.optimizer == "adamw":
-                p *= F32(1 - lr * decay)
-            elif decay:
-                grad = grad + F32(decay) * p
-            if id(group) not in self._state:
-                self._state[id(group)] = (
-                    group.exp_avgs[0].numpy(),
-                    group.exp_avg_sqs[0].numpy(),
-                    group.steps[0].numpy(),
-                    np.empty_like(p),  # a temporary: no fresh array for each of the update's terms
-                )
-            m, v, steps, tmp = self._state[id(group)]
-            t = float(steps) + 1
-            steps[()] = t
-            np.subtract(grad, m, out=tmp)
-            tmp *= F32(1 - BETAS[0])
-            m += tmp  # m ← m + (1 - β₁)(g - m): lerp toward the gradient
-            np.multiply(grad, grad, out=tmp)
-            tmp *= F32(1 - BETAS[1])
-            v *= F32(BETAS[1])
-            v += tmp  # v ← β₂ v + (1 - β₂) g²
-            denom = np.sqrt(v, out=tmp)
-            denom *= F32(1 / math.sqrt(1 - BETAS[1] ** t))
-            denom += F32(EPS)  # √v̂ + ε
-            step = np.divide(m, denom, out=tmp)
-            step *= F32(lr / (1 - BETAS[0] ** t))
-            p -= step  # p ← p - lr · m̂ / (√v̂ + ε)
-            return
-        if decay:
-            grad = grad + F32(decay) * p
-        if cfg.optimizer != "sgd":
-            if group.momentum[0] is None:  # torch's first step: the buffer is the gradient
-                group.momentum[0] = torch.from_numpy(grad.copy())
-                buf = group.momentum[0].numpy()
-            else:
-                buf = group.momentum[0].numpy()
-                buf *= F32(cfg.momentum)
-                buf += grad
-            grad = grad + F32(cfg.momentum) * buf if cfg.optimizer == "nesterov" else buf
-        p -= F32(lr) * grad
+        """The optimizer's update of one flat group in place, as torch.optim's (its row's NumPy
+        form: mlp.train.optimizers)."""
+        OPTIMIZERS[self.cfg.optimizer].numpy_step(group, p, grad, lr, self.cfg)
 
     def l1_step(self, lr: float) -> None:
         """L1's proximal step on the weights, as Stepper._l1_step: shrink, stop at exactly 0."""
         group = self.groups[self.l1_group]
         p, threshold = self.flat[self.l1_group][0], F32(lr * self.cfg.l1)
-        if self.cfg.optimizer in ("adam", "adamw"):
-            v_hat = group.exp_avg_sqs[0].numpy() / F32(1 - BETAS[1] ** float(group.steps[0]))
-            threshold = threshold / (np.sqrt(v_hat) + F32(EPS))
+        if (scale := OPTIMIZERS[self.cfg.optimizer].step_scale) is not None:
+            threshold = threshold * scale(group).numpy()
         np.copyto(p, np.where(np.abs(p) > threshold, p - np.sign(p) * threshold, F32(0)))
 
     def weights_finite(self) -> bool:

@@ -1,6 +1,8 @@
-"""Adam's fused CPU kernel, called directly: the NumPy path's update of a large parameter group.
+"""Adam's two calls: torch.optim's functional rule (`adam_rule`: what the torch path's Stepper
+runs), and its fused CPU kernel called directly (`adam_update`: the fast path's update of a
+large parameter group, mlp.train.optimizers).
 
-Why: `torch.optim.adam.adam(fused=True)` (what mlp.train.optim's Stepper calls) runs this very
+Why call the kernel directly: `torch.optim.adam.adam(fused=True)` runs this very
 kernel, but around it groups the tensors by device, adds 1 to the step count with a dispatched
 `_foreach_add_` and checks for torch.compile. Timed within `fit` on MNIST's 784-128-10 (101,770
 parameters, batch 128, one thread), an update through adam() took 92–115 µs, ~45 µs of it
@@ -20,12 +22,45 @@ from __future__ import annotations
 import logging
 
 import torch
+from torch.optim.adam import adam
+from torch.optim.adamw import adamw
 
-from mlp.train.optim import BETAS, EPS, adam_rule
-
+BETAS, EPS = (0.9, 0.999), 1e-8  # torch.optim.Adam's defaults
 OPS = {False: "_fused_adam_", True: "_fused_adamw_"}  # decoupled weight decay -> torch's op
 _direct = True  # False once a direct call has failed: the public functions from then on
 _log = logging.getLogger(__name__)
+
+
+def adam_rule(
+    params: list[torch.Tensor],
+    grads: list[torch.Tensor],
+    exp_avgs: list[torch.Tensor],
+    exp_avg_sqs: list[torch.Tensor],
+    steps: list[torch.Tensor],
+    lr: float,
+    weight_decay: float,
+    decoupled: bool,
+    **kinds: bool | None,
+) -> None:
+    """torch.optim's functional Adam (AdamW, `decoupled`) with this project's betas and eps, in
+    place; `kinds`: fused= and foreach=, as torch.optim.adam.adam takes them."""
+    rule = adamw if decoupled else adam
+    rule(
+        params,
+        grads,
+        exp_avgs,
+        exp_avg_sqs,
+        [],
+        steps,
+        **kinds,
+        amsgrad=False,
+        beta1=BETAS[0],
+        beta2=BETAS[1],
+        lr=lr,
+        weight_decay=weight_decay,
+        eps=EPS,
+        maximize=False,
+    )
 
 
 def _add(steps: list[torch.Tensor], n: int) -> None:
