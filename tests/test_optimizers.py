@@ -105,3 +105,13 @@ def test_an_optimizer_the_table_lacks_is_refused_with_the_choices():
     with pytest.raises(ValueError, match="Unknown optimizer"):
         TrainConfig(optimizer="no-such-optimizer")
     assert np.all([isinstance(o.label, str) and o.help.endswith(".") for o in OPTIMIZERS.values()])
+
+
+def test_rmsprop_divides_the_step_by_the_root_of_its_running_mean_square():
+    group, _ = twin_groups(3, decay=0.0)
+    before = group.flat.clone()
+    group.grad.copy_(torch.tensor([1.0, -2.0, 0.5]))
+    OPTIMIZERS["rmsprop"].numpy_step(group, group.flat.numpy(), group.grad.numpy(), 0.01, TrainConfig())
+    np.testing.assert_allclose(
+        (before - group.flat).numpy(), 0.01 * np.sign([1.0, -2.0, 0.5]) / 0.1, rtol=1e-5
+    )

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
+from torch.optim.rmsprop import rmsprop
 from torch.optim.sgd import sgd
 
 from mlp.train.adam import BETAS, EPS, adam_rule, adam_update
@@ -175,6 +176,50 @@ def _adam_scale(g: Group) -> torch.Tensor:
     return 1 / (v_hat.sqrt() + EPS)
 
 
+# --- RMSprop --------------------------------------------------------------------------------------
+
+ALPHA = 0.99  # torch.optim.RMSprop's default: how slowly the average of g² forgets
+
+
+def _rmsprop_torch(g: Group, lr: float, cfg: TrainConfig, kinds: dict[str, Any]) -> None:
+    rmsprop(
+        [g.flat],
+        [g.grad],
+        g.exp_avg_sqs,
+        [],
+        g.momentum,
+        g.steps,
+        foreach=kinds["foreach"],
+        lr=lr,
+        alpha=ALPHA,
+        eps=EPS,
+        weight_decay=g.weight_decay,
+        momentum=0.0,
+        centered=False,
+    )
+
+
+def _rmsprop_numpy(g: Group, p: np.ndarray, grad: np.ndarray, lr: float, cfg: TrainConfig) -> None:
+    """torch.optim.rmsprop's update in NumPy: v ← α v + (1 − α) g², p ← p − lr · g / (√v + ε)."""
+    if g.weight_decay:
+        grad = grad + F32(g.weight_decay) * p
+    v, steps = g.exp_avg_sqs[0].numpy(), g.steps[0].numpy()
+    steps[()] += 1
+    v *= F32(ALPHA)
+    v += F32(1 - ALPHA) * grad * grad
+    p -= F32(lr) * grad / (np.sqrt(v) + F32(EPS))
+
+
+def _rmsprop_class(
+    groups: list[dict[str, Any]], cfg: TrainConfig, fused: bool | None
+) -> torch.optim.Optimizer:
+    return torch.optim.RMSprop(groups, lr=cfg.lr, alpha=ALPHA, eps=EPS)
+
+
+def _rmsprop_scale(g: Group) -> torch.Tensor:
+    return 1 / (g.exp_avg_sqs[0].sqrt() + EPS)
+
+
 OPTIMIZERS: dict[str, Optimizer] = {
     o.name: o
     for o in (
@@ -221,6 +266,15 @@ OPTIMIZERS: dict[str, Optimizer] = {
             _adam_numpy(decoupled=True),
             _adam_class(decoupled=True),
             step_scale=_adam_scale,
+        ),
+        Optimizer(
+            "rmsprop",
+            "RMSprop",
+            "Per-weight steps: the gradient over the root of a running mean of its square.",
+            _rmsprop_torch,
+            _rmsprop_numpy,
+            _rmsprop_class,
+            step_scale=_rmsprop_scale,
         ),
     )
 }
