@@ -10,9 +10,9 @@ from mlp.data import MnistData
 from mlp.device import device_choices, pick_device
 from mlp.figures.curves import live_curves_figure, lr_figure
 from mlp.lessons.mnist import CUDA_ONLY, DEVICE, SPECS, from_query, from_widgets, to_query
-from mlp.links.settings import NETWORK, TRAINING
 from mlp.runs.mnist import MnistSession
-from mlp.train import describe_schedule, uses_momentum
+from mlp.spec import NETWORK, TRAINING
+from mlp.train import describe_schedule
 from pages.serving.jobs import shared_executor
 from pages.serving.live import steady
 from pages.ui import mnist as views
@@ -74,8 +74,7 @@ with st.sidebar:
     st.caption(info.describe())
     for heading in (NETWORK, TRAINING):
         st.subheader(heading)
-        off = {"momentum": not uses_momentum(st.session_state.mn_optimizer)}
-        ui.controls("mn_", SPECS, heading, skip=() if info.kind == "cuda" else CUDA_ONLY, disabled=off)
+        ui.controls("mn_", SPECS, heading, skip=() if info.kind == "cuda" else CUDA_ONLY)
 
 widgets = {name: st.session_state.get(f"mn_{name}") for name in SPECS}
 settings, problems = from_widgets(widgets, saved, info.kind)

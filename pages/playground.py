@@ -11,9 +11,9 @@ from mlp.figures.classes import confusion_figure
 from mlp.figures.curves import epoch_curves_figure
 from mlp.figures.plane import plane_points
 from mlp.lessons.playground import DATA, PRESETS, SPECS, from_query, from_widgets, link, train_curve_name
-from mlp.links.settings import NETWORK, TRAINING
 from mlp.runs.playground import Playground, current_run
-from mlp.train import describe_schedule, supports_dropout, uses_momentum
+from mlp.spec import NETWORK, TRAINING
+from mlp.train import describe_schedule
 from pages.serving.frames import plane_stream
 from pages.serving.live import heartbeat, live, steady
 from pages.ui import playground as panels
@@ -75,11 +75,9 @@ with st.sidebar:
         on_click=lambda: st.session_state.update(pg_data_seed=st.session_state.pg_data_seed + 1),
     )
     st.subheader(NETWORK)
-    ui.controls("pg_", SPECS, NETWORK, disabled={"dropout": not supports_dropout(st.session_state.pg_engine)})
+    ui.controls("pg_", SPECS, NETWORK)  # dropout off for the manual engine: its declaration says so
     st.subheader(TRAINING)
-    ui.controls(
-        "pg_", SPECS, TRAINING, disabled={"momentum": not uses_momentum(st.session_state.pg_optimizer)}
-    )
+    ui.controls("pg_", SPECS, TRAINING)  # momentum only for the optimizers that read it
 
 # --- settings -> the run -------------------------------------------------------------------------
 widgets = {name: st.session_state[f"pg_{name}"] for name in SPECS}

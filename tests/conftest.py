@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -24,6 +25,23 @@ os.environ.pop("MLP_PLAYGROUND_DOWNLOAD", None)
 # Class rooms go to a throwaway SQLite file, never a developer's rooms or database.
 os.environ["MLP_PLAYGROUND_STATE"] = tempfile.mkdtemp(prefix="mlp-test-state-")
 os.environ.pop("MLP_DATABASE_URL", None)
+
+
+# A test module that runs Streamlit (AppTest, the app's pages, its server) depends on the
+# Streamlit release: CI runs those again on the oldest Streamlit the project supports. The
+# library's own tests (mlp/ never imports streamlit) don't, and run once.
+USES_STREAMLIT = re.compile(r"AppTest|open_page|\bstreamlit\b|from pages|import pages")
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Mark every test of a module that runs Streamlit `streamlit` (see USES_STREAMLIT)."""
+    seen: dict[str, bool] = {}
+    for item in items:
+        path = str(item.path)
+        if path not in seen:
+            seen[path] = bool(USES_STREAMLIT.search(item.path.read_text()))
+        if seen[path]:
+            item.add_marker(pytest.mark.streamlit)
 
 
 def open_page(page: str, query: dict[str, str] | None = None, timeout: float = 120) -> AppTest:

@@ -599,20 +599,11 @@ def test_a_class_on_sqlite(browser, app_url):
 
 @pytest.mark.browser
 @pytest.mark.slow
-def test_a_class_on_postgresql(browser, postgres_url):
-    database = new_database(postgres_url, "board")
-    with serve_app("board-postgresql.log", env={"MLP_DATABASE_URL": database}) as url:
-        check_export(run_a_class(browser, url, "postgresql")[0])
-    rooms = Rooms(Store(database))  # the results are in PostgreSQL, not in a file
-    with rooms.store.transaction() as db:
-        assert db.one("SELECT COUNT(*) FROM results")[0] == len(STUDENTS)
-
-
-@pytest.mark.browser
-@pytest.mark.slow
 def test_a_class_across_two_replicas_behind_nginx_on_postgresql(browser, postgres_url, tmp_path):
     """The instructor on one replica, ana on the other, ben on the first: the board, served by
-    r1, shows what r2 posted, and the CSV has everyone's."""
+    r1, shows what r2 posted, and the CSV has everyone's. (The class on PostgreSQL through the
+    browser runs here only: the same class on one server is test_a_class_on_sqlite's, and the
+    store's own PostgreSQL tests are tests/test_rooms.py's.)"""
     _require_browser()
     if nginx_path() is None:
         pytest.fail("nginx not found (apt-get install nginx)")

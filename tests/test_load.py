@@ -29,17 +29,13 @@ def hall(browser):
     # Shorter than docs/hosting.md's run (python -m bench.load): MNIST runs of 3 epochs, 10 visitors
     # coming and going 5 at a time; the suite's time is CI's budget (with 20 visitors, 10 at a
     # time, this fixture once took over 900 s here).
-    rows, memory = lecture_hall([8, 16], seconds=15, mnist=2, visitors=10, browser=browser, epochs=3, batch=5)
+    # Sixteen visitors only: eight are the same path with fewer, and bench.load measures both.
+    rows, memory = lecture_hall([16], seconds=10, mnist=2, visitors=10, browser=browser, epochs=3, batch=5)
     text = report(rows, memory) + f"\nthe targets on a quiet machine (bench.load reports them): {TARGETS}"
     print("\n" + text)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     (ARTIFACTS / "load-report.txt").write_text(text + "\n")  # CI keeps the table with its logs
     return {row["sessions"]: row for row in rows}, memory
-
-
-def test_eight_visitors_each_see_frames(hall):
-    rows, _ = hall
-    assert rows[8]["fps min"] > STARVED_FPS, rows[8]
 
 
 def test_sixteen_visitors_none_starves_and_the_health_check_answers(hall):

@@ -255,11 +255,11 @@ def test_a_device_without_a_fused_kernel_steps_with_foreach_and_counts_each_step
     ("kwargs", "message"),
     [
         ({"optimizer": "no-such-optimizer"}, "choose one of sgd, momentum, nesterov, adam"),
-        ({"lr": 0}, "lr must be a positive number"),
-        ({"lr": float("nan")}, "lr must be a positive number"),
-        ({"batch_size": 0}, "batch_size must be at least 1"),
+        ({"lr": 0}, "lr must be between 1e-08 and 1000000; got 0"),
+        ({"lr": float("nan")}, "lr must be a finite number"),
+        ({"batch_size": 0}, "batch_size must be between 1 and 1000000000"),
         ({"scheduler": "plateau"}, "choose one of none, step, cosine"),
-        ({"grad_clip": -1}, "grad_clip must be >= 0"),
+        ({"grad_clip": -1}, "grad_clip must be between 0 and 1000000"),
     ],
 )
 def test_bad_config_gets_clear_messages(kwargs, message):

@@ -16,9 +16,11 @@ import torch
 
 from mlp.data import KINDS, MAX_CLASSES, class_count, load_sample, make_2d, teacher_task
 from mlp.links import settings as form
-from mlp.links.settings import LinkNote, Spec, WidthLimits, setting
+from mlp.links.settings import LinkNote
 from mlp.manual import NEW, ForwardBackward, Step, derivative_name, forward_backward
 from mlp.model import MAX_HIDDEN_LAYERS, MLP
+from mlp.spec import Spec, WidthLimits, setting, specs_of
+from mlp.train.config import TRAIN_SPECS
 
 SOURCES = ("gaussian", "toy", "mnist", "teacher")  # N(0, 1) rows, a 2D toy set, digits, a teacher's labels
 FIXED_D_IN = {"toy": 2, "mnist": 784, "teacher": 16}  # the inputs' width where the data decides it
@@ -52,7 +54,7 @@ class ForwardSettings:
     seed: int = setting(0, form.SEED.like(section=BATCH_AND_NETWORK))
     lr: float = setting(  # the update step at the end of the walk: W_new = W - lr * dW
         0.1,
-        form.LR.like(
+        TRAIN_SPECS["lr"].like(
             stops=(0.01, 0.03, 0.1, 0.3, 1.0),
             section=BATCH_AND_NETWORK,
             help="The update at the end of the walk: every parameter moves by −lr × its gradient.",
@@ -73,7 +75,7 @@ class ForwardSettings:
         form.check(self, SPECS)
 
 
-SPECS: dict[str, Spec] = form.specs_of(ForwardSettings)
+SPECS: dict[str, Spec] = specs_of(ForwardSettings)
 
 
 def step_names(hidden_layers: int) -> list[str]:

@@ -19,8 +19,9 @@ import torch
 from mlp.device import DEVICES
 from mlp.io import max_file_bytes, read_metadata
 from mlp.links import settings as form
-from mlp.links.settings import LinkNote, Spec, WidthLimits, setting
+from mlp.links.settings import LinkNote
 from mlp.model import ModelConfig
+from mlp.spec import TRAINING, Spec, WidthLimits, setting, specs_of
 from mlp.train import TrainConfig
 from mlp.train.fastpath.choice import config_problem, path_sentence
 
@@ -45,18 +46,18 @@ class MnistSettings:
     activation: str = setting("relu", form.ACTIVATION)
     init: str = setting("kaiming", form.INIT)
     dropout: float = setting(0.0, form.DROPOUT.like(high=0.8))
-    optimizer: str = setting("adam", form.OPTIMIZER)
-    momentum: float = setting(0.9, form.MOMENTUM)
-    lr: float = setting(1e-3, form.LR.like(stops=(1e-4, 3e-4, 1e-3, 2e-3, 3e-3, 0.01, 0.03, 0.1, 0.3)))
-    batch_size: int = setting(128, form.BATCH.like(stops=(*form.BATCH.stops, 512, 1024)))
-    epochs: int = setting(5, form.EPOCHS)
+    optimizer: str = form.train_setting("optimizer")
+    momentum: float = form.train_setting("momentum")
+    lr: float = form.train_setting("lr", stops=(1e-4, 3e-4, 1e-3, 2e-3, 3e-3, 0.01, 0.03, 0.1, 0.3))
+    batch_size: int = form.train_setting("batch_size", stops=(16, 32, 64, 128, 256, 512, 1024))
+    epochs: int = form.train_setting("epochs", high=100)
     pace: str = setting(
         FULL,
         Spec(
             "pace",
             choices=(FULL, CLASS),
             label="Pace",
-            section=form.TRAINING,
+            section=TRAINING,
             widget="radio",
             names={FULL: "Full speed", CLASS: "Class pace"},
             for_class=CLASS,
@@ -64,42 +65,15 @@ class MnistSettings:
             "sees the curves grow. Projector mode and tours start there.",
         ),
     )
-    weight_decay: float = setting(0.0, form.WEIGHT_DECAY)
-    scheduler: str = setting("none", form.SCHEDULE)
-    warmup_epochs: float = setting(0.0, form.WARMUP)
-    grad_clip: float = setting(
-        0.0,
-        Spec(
-            "clip",
-            0.0,
-            100.0,
-            step=0.5,
-            label="Gradient clipping (max norm, 0 = off)",
-            section=form.TRAINING,
-            widget="number",
-        ),
+    weight_decay: float = form.train_setting("weight_decay", stops=(0.0, 1e-5, 1e-4, 1e-3, 1e-2))
+    scheduler: str = form.train_setting("scheduler")
+    warmup_epochs: float = form.train_setting("warmup_epochs", high=10.0)
+    grad_clip: float = form.train_setting(
+        "grad_clip", high=100.0, widget="number", label="Gradient clipping (max norm, 0 = off)"
     )
-    seed: int = setting(0, form.SEED.like(section=form.TRAINING))
-    amp: bool = setting(
-        False,
-        Spec(
-            "amp",
-            choices=(False, True),
-            label="bf16 autocast",
-            section=form.TRAINING,
-            help="Matmuls in bfloat16; weights stay float32.",
-        ),
-    )
-    compile: bool = setting(
-        False,
-        Spec(
-            "compile",
-            choices=(False, True),
-            label="CUDA graphs (torch.compile)",
-            section=form.TRAINING,
-            help="Compiles, then one launch a step.",
-        ),
-    )
+    seed: int = form.train_setting("seed")
+    amp: bool = form.train_setting("amp")
+    compile: bool = form.train_setting("compile")
     device: str = setting(  # drawn first, under its own heading
         "auto",
         Spec(
@@ -119,7 +93,9 @@ class MnistSettings:
         return ModelConfig(784, list(self.hidden), 10, self.activation, self.init, self.dropout)
 
     def train_config(self) -> TrainConfig:
-        return TrainConfig(**form.matching(self, TrainConfig))  # every setting TrainConfig has
+        return TrainConfig(
+            **form.train_settings(self), device=self.device
+        )  # each one declared as TrainConfig's
 
     @property
     def min_epoch_seconds(self) -> float:
@@ -133,7 +109,7 @@ class MnistSettings:
         return path_sentence(problem)
 
 
-SPECS: dict[str, Spec] = form.specs_of(MnistSettings)
+SPECS: dict[str, Spec] = specs_of(MnistSettings)
 
 
 def to_query(settings: MnistSettings) -> dict[str, str]:

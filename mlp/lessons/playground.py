@@ -14,8 +14,10 @@ from mlp.data import MAX_CLASSES, PLANE_KINDS, Points, class_count, make_2d, spl
 from mlp.data.edits import Edits, edits_text, read_edits
 from mlp.data.features import LABELS, NAMES, ordered
 from mlp.links import settings as form
-from mlp.links.settings import LinkNote, Spec, WidthLimits, setting
-from mlp.train import ENGINES, TrainConfig, engine_problem
+from mlp.links.settings import LinkNote
+from mlp.spec import NETWORK, Spec, WidthLimits, setting, specs_of
+from mlp.train import TrainConfig, engine_problem
+from mlp.train.config import PENALTY_STOPS, TRAIN_SPECS
 
 # One thread: a 2D net's matmuls are tiny, and with the cores shared (the browser drawing the
 # frames, other visitors) a second thread made frames ~5x slower here (bench/playground_frame).
@@ -23,7 +25,7 @@ SMALL_NET_THREADS = 1
 WIDTHS = WidthLimits(max_layers=8, max_width=128, min_layers=0)
 
 DATA = "Data"
-ENGINE_NAMES = {"autograd": "PyTorch autograd", "manual": "manual backprop"}
+ENGINE_NAMES = TRAIN_SPECS["engine"].names  # how the pages name the engines
 FROM_FILE = "file"  # the link's data= when the points were uploaded
 EDITS_KEY = "pts"  # the link's points added and erased by clicks on the plane (mlp.data.edits)
 SPEEDS = (1, 2, 3, 5, 10, 20, 30, 50, 100, 200, 500, 1000, 2000)  # the speed control's stops, steps a second
@@ -61,7 +63,7 @@ class Settings:
             many=True,
             label="Input features (besides x1, x2)",
             names=LABELS,
-            section=form.NETWORK,
+            section=NETWORK,
             help="More inputs computed from each point, TensorFlow Playground's: "
             "with x1² and x2² a network with no hidden layer draws circles.",
         ),
@@ -70,46 +72,29 @@ class Settings:
     activation: str = setting("relu", form.ACTIVATION)
     init: str = setting("kaiming", form.INIT)
     dropout: float = setting(0.0, form.DROPOUT)
-    seed: int = setting(0, form.SEED.like(label="Seed (initial weights, batch order)"))  # and dropout masks
-    engine: str = setting(
-        "autograd",
-        Spec(
-            "engine",
-            choices=ENGINES,
-            label="Gradients from",
-            section=form.TRAINING,
-            widget="radio",
-            names=ENGINE_NAMES,
-            help="Manual: mlp.manual's NumPy backprop fills each .grad; the optimizer is the same.",
-        ),
+    seed: int = form.train_setting(  # and dropout masks
+        "seed", section=NETWORK, label="Seed (initial weights, batch order)"
     )
-    optimizer: str = setting("adam", form.OPTIMIZER)
-    momentum: float = setting(0.9, form.MOMENTUM)
-    lr: float = setting(
-        0.01, form.LR.like(stops=(1e-4, 3e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0))
+    engine: str = form.train_setting("engine")
+    optimizer: str = form.train_setting("optimizer")
+    momentum: float = form.train_setting("momentum")
+    lr: float = form.train_setting(
+        "lr", 0.01, stops=(1e-4, 3e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
     )
-    batch_size: int = setting(
+    batch_size: int = setting(  # the page's own: 0 = the whole training set (train_config says how many)
         0,
-        form.BATCH.like(stops=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 0), zero_last=True, names={0: "full"}),
-    )  # 0 = the whole training set
-    weight_decay: float = setting(0.0, form.WEIGHT_DECAY.like(stops=(0.0, 1e-5, 1e-4, 1e-3, 1e-2, 0.1)))
-    l1: float = setting(0.0, form.L1)
-    l2: float = setting(0.0, form.L2)
-    scheduler: str = setting("none", form.SCHEDULE)
-    warmup_epochs: float = setting(0.0, form.WARMUP.like(high=1000.0, step=10.0))
-    grad_clip: float = setting(
-        0.0,
-        Spec(
-            "clip",
-            stops=(0.0, 0.1, 0.5, 1.0, 5.0),
-            label="Gradient clipping (max norm)",
-            section=form.TRAINING,
-            names={0.0: "off"},
+        TRAIN_SPECS["batch_size"].like(
+            stops=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 0), zero_last=True, names={0: "full"}
         ),
     )
-    epochs: int = setting(
-        2000,
-        form.EPOCHS.like(low=10, high=100_000, step=100, label="Epochs (run length and schedule horizon)"),
+    weight_decay: float = form.train_setting("weight_decay", stops=(0.0, 1e-5, 1e-4, 1e-3, 1e-2, 0.1))
+    l1: float = form.train_setting("l1", stops=PENALTY_STOPS)
+    l2: float = form.train_setting("l2", stops=PENALTY_STOPS)
+    scheduler: str = form.train_setting("scheduler")
+    warmup_epochs: float = form.train_setting("warmup_epochs", high=1000.0, step=10.0)
+    grad_clip: float = form.train_setting("grad_clip", stops=(0.0, 0.1, 0.5, 1.0, 5.0))
+    epochs: int = form.train_setting(
+        "epochs", 2000, low=10, high=100_000, step=100, label="Epochs (run length and schedule horizon)"
     )
     speed: int = setting(
         100,
@@ -148,7 +133,7 @@ class Settings:
         """How the run trains on `n_train` points of a `task` (a regression's loss is the MSE)."""
         batch = n_train if self.batch_size == 0 else min(self.batch_size, n_train)
         return TrainConfig(
-            **form.matching(self, TrainConfig, skip=("batch_size",)),  # every setting TrainConfig has
+            **form.train_settings(self),  # every setting declared as TrainConfig's
             batch_size=batch,
             device="cpu",  # a 2D net is launch-bound: the CPU beats any GPU here
             report_every=10**9,  # sync only at epoch ends; the page reads once per frame
@@ -166,7 +151,7 @@ class Settings:
         return any(getattr(self, f) != getattr(other, f) for f in MODEL_FIELDS)
 
 
-SPECS: dict[str, Spec] = form.specs_of(Settings)
+SPECS: dict[str, Spec] = specs_of(Settings)
 
 PRESETS: dict[str, Settings] = {
     "spiral": Settings(),

@@ -43,6 +43,7 @@ a session's end ends its stream.
 from __future__ import annotations
 
 import logging
+import os
 import secrets
 import threading
 import time
@@ -70,7 +71,9 @@ FPS_BUDGET = 40  # frames a second a replica shares out among its players before
 CLASS_FPS = 10  # ...each falls back to this cap, however many play
 STEP_SECONDS = 0.1  # a frame trains at most this many seconds of its speed's steps (10 frames a second's)
 FRAME_BUDGET = 0.05  # seconds of CPU time a frame's training may take; the default frame takes ~6 ms
-LEASE_SECONDS = 90.0  # a stream stops playing when its page has not run for this long
+# A stream stops playing when its page has not run for this long ($MLP_PLAYGROUND_LEASE_SECONDS:
+# a closed tab's run trains on until then)
+LEASE_SECONDS = float(os.environ.get("MLP_PLAYGROUND_LEASE_SECONDS", "") or 90.0)
 FRAME_THREADS = 64  # frames waiting for their turn; their own pool, apart from Streamlit's file serving
 TOKEN_HEADER = "X-MLP-Stream"
 MAX_MESSAGE = 256  # characters of a frame socket's message: a token is 22; longer closes the socket

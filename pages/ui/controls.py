@@ -5,7 +5,8 @@ from typing import Any
 
 import streamlit as st
 
-from mlp.links.settings import LinkNote, Spec, section, widget_values
+from mlp.links.settings import LinkNote, widget_values
+from mlp.spec import Spec, section
 from pages.ui.shell import PACED_PAGES, SHOW, for_class, link_query, presenter
 
 
@@ -37,11 +38,18 @@ def load_settings(prefix: str, specs: Mapping[str, Spec], settings: Any) -> None
 
 def control(prefix: str, specs: Mapping[str, Spec], name: str, label: str | None = None, **kwargs) -> Any:
     """The sidebar's widget for one setting, all of it from the setting's declaration (its spec:
-    label, help, widget, range or choices, how values are shown); `label` and `kwargs` (e.g.
-    disabled) for what only the page knows."""
+    label, help, widget, range or choices, how values are shown, whether it applies beside the
+    others' current values); `label` and `kwargs` for what only the page knows."""
     spec, key = specs[name], prefix + name
     label = label or spec.label
     kwargs.setdefault("help", spec.help)
+    if spec.applies is not None:  # e.g. momentum, for the optimizers that read it
+        values = {
+            other: st.session_state.get(prefix + other)
+            for other in specs
+            if prefix + other in st.session_state
+        }
+        kwargs["disabled"] = kwargs.get("disabled", False) or not spec.applies_to(values)
     options = kwargs.pop("options", None) or list(spec.choices or ())  # e.g. the devices this machine has
     match spec.kind:
         case "text":
@@ -70,7 +78,9 @@ def controls(
     disabled: Mapping[str, bool] | None = None,
     labels: Mapping[str, str] | None = None,
 ) -> None:
-    """The widgets of every setting declared under the sidebar's `heading`, in order."""
+    """The widgets of every setting declared under the sidebar's `heading`, in order: each
+    disabled where its declaration says it doesn't apply, or where `disabled` says (what only
+    the page knows: an uploaded file decides the points)."""
     for name in section(specs, heading):
         if name not in skip:
             control(prefix, specs, name, (labels or {}).get(name), disabled=(disabled or {}).get(name, False))

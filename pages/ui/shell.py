@@ -12,7 +12,7 @@ from mlp.curriculum.catalogue import COMPARE, LESSON
 from mlp.curriculum.challenges import CHALLENGE
 from mlp.curriculum.tour import STOP, TOUR
 from mlp.figures.style import for_presenter
-from mlp.links.settings import Spec
+from mlp.spec import Spec
 from pages.ui.internals import BASE_CSS, PRESENTER_CSS, leave_pages_directory_mode
 from pages.ui.reconnect import reconnect_notice
 from pages.ui.rooms import ROOM
