@@ -3,6 +3,7 @@
 Layers; arrows point down (tests/test_repo.py checks it):
 
     core (imports only the core)
+        spec.py       a setting's one declaration: default, range, link name, label, help, when it applies
         activations.py  the activations' table: each one's every form (model, manual, fast path, page)
         model.py      the MLP as an nn.Module, seeded inits, to and from the notes' [(W, b)]
         manual.py     the same network with every step of forward and backprop written out
