@@ -280,22 +280,24 @@ def lecture_hall(
     epochs: int = MNIST_EPOCHS,
     batch: int = 10,
     http: bool = False,
+    rates: bool = True,
 ) -> tuple[list[dict[str, float]], dict[str, Any]]:
     """Every K in `counts` against one server (with `http`, each K again with its frames over
     HTTP: the baseline); the server's memory before, and after the sessions closed and expired
     (`server.disconnectedSessionTTL` is set short for that); then `visitors` more coming and
-    going, `batch` at a time, and the memory after each batch."""
+    going, `batch` at a time, and the memory after each batch. `rates` False leaves out what
+    only the report's ratios need (the machine's speed, an MNIST run alone): a test's run."""
     options = {"server.disconnectedSessionTTL": str(TTL), **(options or {})}
     from bench.fast_path import plain_numpy_ms  # torch and the app's engine: only for a lecture
     from bench.playground_frame import turn_ms
 
-    turn = turn_ms()  # before the server starts: a frame's turn in the line, on a quiet machine
-    plain = plain_numpy_ms()  # ...and the day's speed of the machine
+    # Before the server starts: a frame's turn in the line, and the day's speed of the machine
+    turn, plain = (turn_ms(), plain_numpy_ms()) if rates else (float("nan"), float("nan"))
     with serve_app("bench-load.log", options) as url, own_browser(browser) as browser:
         pid = serve_app.pid
         browsers_in_the_back_row()
         memory = {"rss start MB": rss_mb(pid), "turn ms": turn, "plain ms": plain}
-        alone = measure(browser, url, pid, 0, 0, 1, epochs)["mnist s"] if mnist else float("nan")
+        alone = measure(browser, url, pid, 0, 0, 1, epochs)["mnist s"] if mnist and rates else float("nan")
         rows = []
         for k in counts:
             for over_http in (False, True) if http else (False,):

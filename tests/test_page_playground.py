@@ -776,8 +776,9 @@ EDGE_POINT_JS = """(line) => {
 }"""
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-@pytest.mark.parametrize("present", ["", "?present=1"])
+@pytest.mark.parametrize(  # each theme and each mode once: clicks land the same in either theme
+    ("present", "scheme"), [("", "light"), ("?present=1", "dark")]
+)
 @pytest.mark.browser
 def test_in_chromium_a_clicked_unit_goes_on_the_plane_and_a_clicked_edge_sets_a_weight(
     browser, app_url, scheme, present

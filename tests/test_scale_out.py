@@ -51,7 +51,7 @@ COOKIE = "mlp_replica"  # deploy/nginx.conf's: the replica a visitor is pinned t
 LOGS = ARTIFACTS / "scale-out"  # each replica's log, nginx's configs and logs (access.log: who served what)
 MESSAGE = "The server that held your session went away."
 SEED_LABEL = "Seed (initial weights, batch order)"
-KILLS = 5  # replicas killed under a playing page, each time on a replica that has served no page
+KILLS = 3  # replicas killed under a playing page, each time on a replica that has served no page
 
 
 def test_the_shipped_nginx_config_is_what_the_script_writes():
@@ -551,7 +551,7 @@ def test_a_killed_replica_moves_its_visitors_to_a_fresh_session_and_no_one_else(
 
 @pytest.mark.browser
 def test_a_replica_killed_under_a_playing_page_always_says_so(cluster, visitor):
-    """Five times a replica dies under a visitor who is playing (the plane fetching its frames,
+    """Three times a replica dies under a visitor who is playing (the plane fetching its frames,
     the panels redrawing on their timers), and each time the page lands on a replica that has
     served no page since it started: Streamlit is still in its pages-directory mode there
     (pages.ui.shell.require_shell). Each time the page says so, and never just starts again; a
