@@ -66,36 +66,58 @@ def make_2d(
         return _regression(kind, n, noise, rng)
     y = np.arange(n) % classes  # balanced: class sizes differ by at most one
     u = rng.uniform(size=n)  # one uniform draw per point, used by the kinds that need it
-    if kind == "blobs":
-        angle = 2 * np.pi * y / classes + np.pi / 4
-        centres = np.stack([np.cos(angle), np.sin(angle)], axis=1)
-        X = centres + rng.normal(scale=0.25 + noise, size=(n, 2))
-    elif kind == "moons":
-        t = np.pi * u
-        upper = np.stack([np.cos(t), np.sin(t)], axis=1)
-        lower = np.stack([1 - np.cos(t), 0.5 - np.sin(t)], axis=1)
-        X = np.where(y[:, None] == 0, upper, lower) - [0.5, 0.25]
-        X = X + rng.normal(scale=noise, size=(n, 2))
-    elif kind == "circles":
-        t = 2 * np.pi * u
-        radius = np.where(y == 0, 1.0, 0.5)
-        X = radius[:, None] * np.stack([np.cos(t), np.sin(t)], axis=1)
-        X = X + rng.normal(scale=noise, size=(n, 2))
-    elif kind == "xor":
-        X = rng.uniform(-1, 1, size=(n, 2))
-        X += np.sign(X) * 0.05  # a small margin around the axes, as TF Playground has
-        y = (X[:, 0] * X[:, 1] < 0).astype(np.int64)
-        X = X + rng.normal(scale=noise, size=(n, 2))
-    elif kind == "teacher":  # the seed notes' task in 2D: regions a random ReLU network draws
-        X, y = teacher_task(n, 2, classes, seed)
-        X = X + rng.normal(scale=noise, size=(n, 2))
-    else:  # spiral: arm k starts at angle 2πk/K and winds 4 radians as the radius grows
-        r = u
-        t = 2 * np.pi * y / classes + 4 * r + rng.normal(scale=2 * noise, size=n)
-        X = 1.4 * r[:, None] * np.stack([np.sin(t), np.cos(t)], axis=1)
-
+    X, y = GENERATORS[kind](y, u, noise, classes, seed, rng)
     order = rng.permutation(n)
     return X[order].astype(np.float32), y[order].astype(np.int64)
+
+
+# Each classification kind from (labels y, one uniform draw u per point, noise, classes, the seed,
+# the generator after those draws) to its points (X, y) before the shuffle: make_2d's, and what a
+# notebook of the run embeds of them (mlp.export).
+
+
+def blobs(y, u, noise, classes, seed, rng):
+    angle = 2 * np.pi * y / classes + np.pi / 4
+    centres = np.stack([np.cos(angle), np.sin(angle)], axis=1)
+    return centres + rng.normal(scale=0.25 + noise, size=(len(y), 2)), y
+
+
+def moons(y, u, noise, classes, seed, rng):
+    t = np.pi * u
+    upper = np.stack([np.cos(t), np.sin(t)], axis=1)
+    lower = np.stack([1 - np.cos(t), 0.5 - np.sin(t)], axis=1)
+    X = np.where(y[:, None] == 0, upper, lower) - [0.5, 0.25]
+    return X + rng.normal(scale=noise, size=(len(y), 2)), y
+
+
+def circles(y, u, noise, classes, seed, rng):
+    t = 2 * np.pi * u
+    radius = np.where(y == 0, 1.0, 0.5)
+    X = radius[:, None] * np.stack([np.cos(t), np.sin(t)], axis=1)
+    return X + rng.normal(scale=noise, size=(len(y), 2)), y
+
+
+def xor(y, u, noise, classes, seed, rng):
+    X = rng.uniform(-1, 1, size=(len(y), 2))
+    X += np.sign(X) * 0.05  # a small margin around the axes, as TF Playground has
+    y = (X[:, 0] * X[:, 1] < 0).astype(np.int64)
+    return X + rng.normal(scale=noise, size=(len(y), 2)), y
+
+
+def teacher(y, u, noise, classes, seed, rng):
+    """The seed notes' task in 2D: regions a random ReLU network draws."""
+    X, y = teacher_task(len(y), 2, classes, seed)
+    return X + rng.normal(scale=noise, size=(len(y), 2)), y
+
+
+def spiral(y, u, noise, classes, seed, rng):
+    """Arm k starts at angle 2πk/K and winds 4 radians as the radius grows."""
+    r = u
+    t = 2 * np.pi * y / classes + 4 * r + rng.normal(scale=2 * noise, size=len(y))
+    return 1.4 * r[:, None] * np.stack([np.sin(t), np.cos(t)], axis=1), y
+
+
+GENERATORS = {f.__name__: f for f in (blobs, moons, circles, xor, spiral, teacher)}
 
 
 # TensorFlow Playground's regressGaussian (src/dataset.ts): centres in its ±6 plane and signs.
