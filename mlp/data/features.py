@@ -25,16 +25,17 @@ class Feature:
     name: str
     label: str
     of: Callable[[np.ndarray, np.ndarray], np.ndarray]  # (x1, x2), each (N,) -> (N,)
+    code: str  # `of` as a notebook writes it (mlp.export), in x1, x2 and np
 
 
 FEATURES: dict[str, Feature] = {
     f.name: f
     for f in (
-        Feature("x1sq", "x1²", lambda x1, x2: x1 * x1),
-        Feature("x2sq", "x2²", lambda x1, x2: x2 * x2),
-        Feature("x1x2", "x1·x2", lambda x1, x2: x1 * x2),
-        Feature("sinx1", "sin x1", lambda x1, x2: np.sin(x1)),
-        Feature("sinx2", "sin x2", lambda x1, x2: np.sin(x2)),
+        Feature("x1sq", "x1²", lambda x1, x2: x1 * x1, "x1 * x1"),
+        Feature("x2sq", "x2²", lambda x1, x2: x2 * x2, "x2 * x2"),
+        Feature("x1x2", "x1·x2", lambda x1, x2: x1 * x2, "x1 * x2"),
+        Feature("sinx1", "sin x1", lambda x1, x2: np.sin(x1), "np.sin(x1)"),
+        Feature("sinx2", "sin x2", lambda x1, x2: np.sin(x2), "np.sin(x2)"),
     )
 }
 NAMES = tuple(FEATURES)  # in the order the network takes them

@@ -55,6 +55,8 @@ class Optimizer:
     torch_class: Callable[[list[dict[str, Any]], TrainConfig, bool | None], torch.optim.Optimizer]
     reads: tuple[str, ...] = ()  # TrainConfig's fields it reads besides lr and weight_decay
     step_scale: Callable[[Group], torch.Tensor] | None = None  # a gradient's scale per weight; None: 1
+    # step_scale as a notebook writes it (mlp.export): in `state`, torch_class's state of a weight
+    scale_code: str = ""
 
 
 # --- SGD, with momentum or Nesterov's -------------------------------------------------------------
@@ -170,6 +172,9 @@ def _adam_class(decoupled: bool):
     return make
 
 
+ADAM_SCALE_CODE = f'1 / ((state["exp_avg_sq"] / (1 - {BETAS[1]} ** state["step"])).sqrt() + {EPS})'
+
+
 def _adam_scale(g: Group) -> torch.Tensor:
     """1 / (√v̂ + ε): how Adam scales a gradient, weight by weight."""
     v_hat = g.exp_avg_sqs[0] / (1 - torch.pow(BETAS[1], g.steps[0].to(g.flat.device)))
@@ -257,6 +262,7 @@ OPTIMIZERS: dict[str, Optimizer] = {
             _adam_numpy(decoupled=False),
             _adam_class(decoupled=False),
             step_scale=_adam_scale,
+            scale_code=ADAM_SCALE_CODE,
         ),
         Optimizer(
             "adamw",
@@ -266,6 +272,7 @@ OPTIMIZERS: dict[str, Optimizer] = {
             _adam_numpy(decoupled=True),
             _adam_class(decoupled=True),
             step_scale=_adam_scale,
+            scale_code=ADAM_SCALE_CODE,
         ),
         Optimizer(
             "rmsprop",
@@ -275,6 +282,7 @@ OPTIMIZERS: dict[str, Optimizer] = {
             _rmsprop_numpy,
             _rmsprop_class,
             step_scale=_rmsprop_scale,
+            scale_code=f'1 / (state["square_avg"].sqrt() + {EPS})',
         ),
     )
 }
