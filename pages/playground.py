@@ -205,4 +205,4 @@ with left:
 with right:
     network_and_curves()
 panels.compare_panel(run, settings.dropout)
-panels.export_panel(run, uploaded is not None)
+panels.export_panel(run, uploaded is not None, ui.page_url(page_link))

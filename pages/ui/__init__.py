@@ -27,7 +27,7 @@ from pages.ui.controls import (
     slider,
     stops,
 )
-from pages.ui.lessons import challenge_picker, challenge_status, lesson_panel, share_link
+from pages.ui.lessons import challenge_picker, challenge_status, lesson_panel, page_url, share_link
 from pages.ui.pad import digit_pad
 from pages.ui.plane import plane
 from pages.ui.rooms import room_seed
@@ -65,6 +65,7 @@ __all__ = [
     "number",
     "page_header",
     "page_settings",
+    "page_url",
     "plain",
     "plane",
     "presenter",

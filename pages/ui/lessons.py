@@ -146,14 +146,14 @@ def challenge_status(
         st.markdown(f":material/flag: **Challenge:** {challenge.goal}")
         if met := st.session_state.get(met_key):
             st.success(f"**Challenge met.** {met[0]} The settings that met it:", icon=":material/trophy:")
-            st.code(_url(met[1]), language=None, wrap_lines=True)
+            st.code(page_url(met[1]), language=None, wrap_lines=True)
         if not verdict.met:
             st.caption(f"{verdict.text} Hint: {challenge.hint}")
         if board:
             st.caption(board)
 
 
-def _url(query: Mapping[str, str]) -> str:
+def page_url(query: Mapping[str, str]) -> str:
     """This page's full address with `query`."""
     return f"{(st.context.url or '').split('?')[0]}?{urlencode(dict(query))}"
 
@@ -161,5 +161,5 @@ def _url(query: Mapping[str, str]) -> str:
 def share_link(query: Mapping[str, str]) -> None:
     """The sidebar's "link to this setup", with a copy button: what a student opens to see the same."""
     with st.sidebar.expander("Link to this setup", icon=":material/link:"):
-        st.code(_url(query), language=None, wrap_lines=True)
+        st.code(page_url(query), language=None, wrap_lines=True)
         st.caption("Copy it with the button at its top right. It opens this page as it is now.")

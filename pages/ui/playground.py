@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping
 import streamlit as st
 
 from mlp.data.edits import Edits
+from mlp.export.pieces import model_code
 from mlp.figures.network import hidden_space_figure, unit_figure
 from mlp.lessons.playground import ENGINE_NAMES, PRESETS, SPECS, from_query, link_edits
 from mlp.runs.exports import playground_files
@@ -186,7 +187,7 @@ def compare_panel(run: Playground, dropout: float) -> None:
 
 
 @st.fragment
-def export_panel(run: Playground, uploaded: bool) -> None:
+def export_panel(run: Playground, uploaded: bool, link: str = "") -> None:
     """The run's weights, architecture, history and points as files, as of one step.
 
     The files are made when the panel opens (or on Refresh) and handed over as bytes. A
@@ -201,9 +202,19 @@ def export_panel(run: Playground, uploaded: bool) -> None:
             st.warning("Uploaded points are not part of a link; share the CSV along with it.")
         with run.lock:  # one step's files: the frames wait
             step = run.trainer.step_count
-            files = [(label, make(), name) for label, make, name in playground_files(run)]
-        for col, (label, data, name) in zip(st.columns(4), files, strict=True):
+            files = [(label, make(), name) for label, make, name in playground_files(run, link)]
+            architecture = model_code(run.model.config)
+        st.caption(
+            "The notebook and the script are this run in plain PyTorch and NumPy: its data, its network, "
+            "its training, from the start. They print the train loss and test accuracy PyTorch gets; a small "
+            "network here steps in NumPy, whose last bits round differently: on most setups the numbers "
+            "shown are the same, a chaotic run (a very large step) can part."
+        )
+        for col, (label, data, name) in zip(st.columns(3) * 2, files, strict=True):
             col.download_button(label, data=data, file_name=name, on_click="ignore")
+        with st.popover("Copy as code", icon=":material/code:"):
+            st.caption("The network alone, in PyTorch (copy it with the button at its top right):")
+            st.code(architecture, language="python")
         note, refresh = st.columns([4, 1], vertical_alignment="center")
         playing = " It keeps training: Refresh for the latest." if st.session_state.get("pg_playing") else ""
         note.caption(f"The run as of step {step:,}.{playing}")
