@@ -34,6 +34,7 @@ from pages.ui.forward import (
     cached_spread,
     current_view,
     display_formula,
+    export_panel,
     init_view_defaults,
     open_view,
     pass_fail,
@@ -213,3 +214,4 @@ with init_tab:
 page_link = to_query(cfg, current_view()) | lesson_link
 st.query_params.from_dict(page_link | ui.switches_query())
 ui.share_link(page_link)
+export_panel(lesson, ui.page_url(page_link))

@@ -20,16 +20,26 @@ import numpy as np
 import pytest
 import torch
 
+from mlp.activations import ACTIVATIONS
 from mlp.curriculum.catalogue import LESSONS
 from mlp.curriculum.challenges import CHALLENGES
 from mlp.data import PLANE_KINDS, class_count
 from mlp.data.edits import Edits
 from mlp.data.features import FEATURES
+from mlp.data.mnist import load_mnist, load_sample
+from mlp.export.mnist import mnist_notebook
 from mlp.export.notebook import Notebook
 from mlp.export.pieces import model_code
 from mlp.export.playground import playground_notebook
+from mlp.export.walk import walk_notebook
+from mlp.lessons import forward_backward as fb
+from mlp.lessons import mnist as mn
 from mlp.lessons import playground as pg
+from mlp.model import INITS
+from mlp.runs.mnist import MnistRun
 from mlp.runs.playground import Playground
+from tests.test_mnist import fake_mnist, files_for
+from tests.test_mnist_download import Mirror, body
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNNER = ROOT / "tests" / "export_runner.py"
@@ -215,3 +225,271 @@ def test_the_notebook_executes_in_a_kernel_and_ends_on_the_pages_accuracy(tmp_pa
     nbclient.NotebookClient(notebook, timeout=600, resources={"metadata": {"path": str(tmp_path)}}).execute()
     last = notebook.cells[-1].outputs[-1]["text"].strip().splitlines()[-1]
     assert last == f"test accuracy: {run.trainer.history.epochs[-1].val_acc:.4f}"
+
+
+# --- MNIST -------------------------------------------------------------------------------------
+
+
+def mnist_setups() -> dict[str, mn.MnistSettings]:
+    """Every MNIST setup a lesson or a challenge opens (on the CPU), and one for each option."""
+    queries = {
+        f"{lesson.key}-{i}": setup.query
+        for lesson in LESSONS.values()
+        for i, setup in enumerate([lesson.setup, *(s for _, s in lesson.compare)])
+        if setup.page == "mnist"
+    }
+    for challenge in CHALLENGES.values():
+        if challenge.page == "mnist":
+            queries[f"{challenge.key}-start"] = challenge.start.query
+            queries[f"{challenge.key}-solution"] = challenge.solution.query
+    setups = {name: replace(mn.from_query(query)[0], device="cpu") for name, query in queries.items()}
+    base = mn.MnistSettings(device="cpu", epochs=3)
+    return setups | {
+        "dropout-momentum": replace(base, dropout=0.2, optimizer="momentum", lr=0.03),
+        "wide-cosine-warmup": replace(
+            base, hidden=(256, 64), scheduler="cosine", warmup_epochs=1, batch_size=64
+        ),
+        "tanh-clip-adamw-step": replace(
+            base, activation="tanh", grad_clip=1.0, weight_decay=1e-3, optimizer="adamw", scheduler="step"
+        ),
+    }
+
+
+def mnist_run(data, settings: mn.MnistSettings) -> MnistRun:
+    """The run as the page's job trains it, to its end and evaluated."""
+    run = MnistRun(data, settings)
+    while not run.finished:
+        run.advance(1.0)
+    run.finish()
+    return run
+
+
+def mnist_shown(run: MnistRun) -> dict[str, str]:
+    return {
+        "train loss": f"{run.trainer.history.epochs[-1].train_loss:.4f}",
+        "test accuracy": f"{run.evaluation.accuracy:.4f}",
+    }
+
+
+@pytest.mark.slow
+def test_every_mnist_setup_as_a_script_prints_the_pages_numbers(tmp_path):
+    data = load_sample()
+    folders, expected = [], {}
+    for name, settings in mnist_setups().items():
+        run = mnist_run(data, settings)
+        expected[name] = mnist_shown(run)
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "run.py").write_text(mnist_notebook(run, "http://localhost:8501/mnist").script())
+        folders.append(folder)
+    outputs = run_scripts(folders)
+    wrong = []
+    for (name, numbers), folder in zip(expected.items(), folders, strict=True):
+        out = outputs[str(folder)]
+        if printed(out) | numbers != printed(out) or not out.strip().splitlines()[-1].startswith(
+            "test accuracy"
+        ):
+            wrong.append(f"{name}: the page {numbers}\n{out[-500:]}")
+    print(f"\n{len(expected)} MNIST setups, {len(wrong)} apart")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_full_set_is_fetched_checked_and_kept_and_offline_says_what_to_do(tmp_path):
+    blobs = fake_mnist(n_train=300, n_test=60)  # small files in MNIST's format, on 127.0.0.1
+    server = Mirror()
+    for name, data in blobs.items():
+        server.routes[f"/mnist/{name}"] = body(data)
+    files = files_for(blobs)
+    try:
+        fetched_checked_kept(server, files, tmp_path)
+    finally:
+        server.close()
+
+
+def fetched_checked_kept(server: Mirror, files, tmp_path: Path) -> None:
+    data = load_mnist(tmp_path / "cache", mirrors=[server.url], files=files)
+    assert data.source == "mnist"
+    run = mnist_run(data, mn.MnistSettings(device="cpu", epochs=2, batch_size=16))
+    folder = tmp_path / "home"
+    folder.mkdir()
+    (folder / "run.py").write_text(mnist_notebook(run, "", mirrors=[server.url], files=files).script())
+    done = subprocess.run(
+        [sys.executable, "-I", "run.py"], cwd=folder, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert printed(done.stdout) | mnist_shown(run) == printed(done.stdout)
+    assert sorted(p.name for p in (folder / "mnist-data").iterdir()) == sorted(f.name for f in files.values())
+    fetched = len(server.requests)
+    again = subprocess.run(
+        [sys.executable, "-I", "run.py"], cwd=folder, capture_output=True, text=True, timeout=300
+    )
+    assert again.returncode == 0 and len(server.requests) == fetched  # kept: nothing fetched twice
+
+    elsewhere = tmp_path / "offline"
+    elsewhere.mkdir()
+    dead = "http://127.0.0.1:9/mnist/"  # the discard port: nothing answers
+    (elsewhere / "run.py").write_text(mnist_notebook(run, "", mirrors=[dead], files=files).script())
+    offline = subprocess.run(
+        [sys.executable, "-I", "run.py"], cwd=elsewhere, capture_output=True, text=True, timeout=300
+    )
+    assert offline.returncode == 1
+    last = offline.stderr.strip().splitlines()[-1]
+    assert last.startswith("Could not download train-images-idx3-ubyte.gz"), offline.stderr[-1000:]
+    assert "Offline? Put MNIST's four files in" in last and "Traceback" not in offline.stderr
+
+
+def test_the_bundled_sample_is_embedded_compactly_and_checked():
+    run = mnist_run(load_sample(), mn.MnistSettings(device="cpu", epochs=1))
+    script = mnist_notebook(run, "").script()
+    assert 1.0e6 < len(script.encode()) < 1.2e6  # the sample's 806 KB of gzip, in base64
+    assert "hashlib.md5(data).hexdigest() == md5" in script
+    assert "import mlp" not in script and "from mlp" not in script
+
+
+# --- Forward & backward -------------------------------------------------------------------------
+
+
+def walk_setups() -> dict[str, fb.ForwardSettings]:
+    setups = {
+        f"{lesson.key}-{i}": fb.from_query(setup.query)[0]
+        for lesson in LESSONS.values()
+        for i, setup in enumerate([lesson.setup, *(s for _, s in lesson.compare)])
+        if setup.page == "forward_backward"
+    }
+    setups["default"] = fb.ForwardSettings()
+    for i, (source, activation) in enumerate(zip(fb.SOURCES, ACTIVATIONS, strict=False)):
+        setups[f"{source}-{activation}"] = fb.ForwardSettings(
+            source=source,
+            activation=activation,
+            hidden=(6, 5),
+            n=8 + i,
+            k=4,
+            seed=i,
+            init=INITS[i % len(INITS)],
+        )
+    for activation in list(ACTIVATIONS)[len(fb.SOURCES) :]:
+        setups[f"toy-{activation}"] = fb.ForwardSettings(
+            source="toy", toy_kind="spiral", activation=activation, k=3
+        )
+    return setups
+
+
+def walk_shown(walk) -> dict[str, str]:
+    """The walk's numbers as the script prints them."""
+    tensors, last = walk.result.tensors, len(walk.widths) - 1
+
+    def entries(name: str) -> str:
+        return ", ".join(f"{v:.4f}" for v in np.asarray(tensors[name])[0, :4].tolist())
+
+    return {
+        "loss": f"{walk.result.loss:.4f}",
+        "z1[0]": entries("z1"),
+        f"dW{last}[0]": entries(f"dW{last}"),
+        "dW1[0]": entries("dW1"),
+        "loss after the step": f"{float(tensors['loss_new']):.4f}",
+    }
+
+
+def test_every_walk_as_a_script_prints_the_pages_numbers(tmp_path):
+    folders, expected = [], {}
+    for name, settings in walk_setups().items():
+        walk = fb.run_lesson(settings)
+        expected[name] = walk_shown(walk)
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "run.py").write_text(walk_notebook(walk, "http://localhost:8501/forward_backward").script())
+        folders.append(folder)
+    outputs = run_scripts(folders)
+    wrong = [
+        f"{name}: the page {numbers}\n{outputs[str(folder)][-600:]}"
+        for (name, numbers), folder in zip(expected.items(), folders, strict=True)
+        if printed(outputs[str(folder)]) | numbers != printed(outputs[str(folder)])
+        or "largest difference from autograd's gradients" not in outputs[str(folder)]
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.parametrize("page", ["mnist", "forward_backward"])
+def test_the_other_pages_scripts_are_ruff_clean_and_formatted(tmp_path, page):
+    if page == "mnist":
+        run = mnist_run(
+            load_sample(), mn.MnistSettings(device="cpu", epochs=1, dropout=0.1, scheduler="cosine")
+        )
+        scripts = {"mnist": mnist_notebook(run, "http://x/mnist").script()}
+    else:
+        scripts = {
+            name: walk_notebook(fb.run_lesson(s), "http://x/fb").script() for name, s in walk_setups().items()
+        }
+    for name, text in scripts.items():
+        (tmp_path / f"{name}.py").write_text(text)
+    ruff = [sys.executable, "-m", "ruff"]
+    check = subprocess.run([*ruff, "check", "--isolated", str(tmp_path)], capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout[-3000:]
+    form = subprocess.run(
+        [*ruff, "format", "--isolated", "--line-length", "110", "--diff", str(tmp_path)],
+        capture_output=True,
+        text=True,
+    )
+    assert form.returncode == 0, form.stdout[-3000:]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", ["mnist", "forward_backward"])
+def test_the_other_pages_notebooks_execute_in_a_kernel(tmp_path, page):
+    nbclient = pytest.importorskip("nbclient")
+    nbformat = pytest.importorskip("nbformat")
+    if page == "mnist":
+        run = mnist_run(load_sample(), mn.MnistSettings(device="cpu", epochs=2))
+        text, last = mnist_notebook(run, "").ipynb(), f"test accuracy: {run.evaluation.accuracy:.4f}"
+    else:
+        walk = fb.run_lesson(fb.ForwardSettings())
+        text, last = walk_notebook(walk, "").ipynb(), f"loss: {walk.result.loss:.4f}"
+    notebook = nbformat.reads(text, as_version=4)
+    nbclient.NotebookClient(notebook, timeout=600, resources={"metadata": {"path": str(tmp_path)}}).execute()
+    assert notebook.cells[-1].outputs[-1]["text"].strip().splitlines()[-1] == last
+
+
+# --- in Chromium --------------------------------------------------------------------------------
+
+MOONS = {"data": "moons", "n": "400", "noise": "0.15", "classes": "2", "hidden": "8,8", "act": "tanh"}
+
+
+@pytest.mark.browser
+def test_a_run_played_to_its_end_in_chromium_comes_home_as_a_notebook_with_the_pages_numbers(
+    page, app_url, tmp_path
+):
+    """Play the run to its last step, take Export's notebook, execute it: the page's numbers."""
+    from tests.harness import ARTIFACTS, plane_metric, shoot, wait_for_app
+    from tests.test_page_playground import step_metric
+
+    nbclient = pytest.importorskip("nbclient")
+    nbformat = pytest.importorskip("nbformat")
+    epochs = 300
+    query = "&".join(f"{k}={v}" for k, v in MOONS.items())
+    page.goto(f"{app_url}/playground?{query}&epochs={epochs}&sps=2000")
+    wait_for_app(page, heading="2D playground")
+    page.get_by_role("button", name="Play").click()
+    for _ in range(3000):  # the steps come as frames (a hang guard: 300 s)
+        if step_metric(page) >= epochs:
+            break
+        page.wait_for_timeout(100)
+    assert step_metric(page) == epochs  # full batch: a step an epoch, the run at its end
+    page.get_by_role("button", name="Play").wait_for()  # it stopped by itself
+    wait_for_app(page)
+    accuracy = plane_metric(page, "Test accuracy").inner_text()
+    train_loss = plane_metric(page, "Train loss").inner_text()
+    page.get_by_text("Export", exact=True).click()
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Notebook (.ipynb)").click()
+    shoot(page, "playground-export.png")
+    saved = tmp_path / download.value.suggested_filename
+    download.value.save_as(saved)
+    assert saved.name == "playground-run.ipynb"
+    notebook = nbformat.read(saved, as_version=4)
+    nbclient.NotebookClient(notebook, timeout=600, resources={"metadata": {"path": str(tmp_path)}}).execute()
+    printed_lines = printed(notebook.cells[-1].outputs[-1]["text"])
+    assert f"{float(printed_lines['test accuracy']):.1%}" == accuracy, (printed_lines, accuracy)
+    assert printed_lines["train loss"] == train_loss, (printed_lines, train_loss)
+    assert f"{app_url}/playground?" in saved.read_text()  # the page's link back, in its settings cell
+    (ARTIFACTS / "playground-run.ipynb").write_bytes(saved.read_bytes())
+    assert page.locator('[data-testid="stException"]').count() == 0

@@ -59,6 +59,7 @@ SAMPLE_FILES = {
 IMAGES_MAGIC, LABELS_MAGIC = 2051, 2049  # 0x0803: uint8, 3 dims; 0x0801: uint8, 1 dim
 ENV_VAR = "MLP_PLAYGROUND_DATA"  # overrides the cache folder
 SAMPLE_TEST_FRACTION = 0.2  # 5,000 -> 4,000 train / 1,000 test, stratified
+VAL_FRACTION = 0.1  # of the training digits, held out to watch over-fitting live (MnistData.holdout)
 # A challenge keeps this much of the test digits hidden (MnistData.challenge_part): the sample's
 # 1,000 -> 700 a page shows and checks, 300 the class board ranks on at the end (the full set's
 # 10,000 -> 7,000 and 3,000). Kaggle keeps about this share private.

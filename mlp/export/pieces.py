@@ -174,6 +174,15 @@ def wrapped(args: list[str], taken: int, width: int = 110) -> str:
     return one if taken + len(one) <= width else f"\n    {one}\n"
 
 
+def optimizer_markdown(cfg: TrainConfig) -> str:
+    """The optimizer's Markdown cell: what it does, and whether the rate changes."""
+    row = OPTIMIZERS[cfg.optimizer]
+    text = f"## The optimizer\n\n{row.label}: {row.help}"
+    if scheduled(cfg):
+        text += " The learning rate changes as training goes: `lr_at(step)` gives it."
+    return text
+
+
 def scheduled(cfg: TrainConfig) -> bool:
     """Whether the learning rate changes during the run (a schedule or a warmup)."""
     return cfg.scheduler != "none" or cfg.warmup_epochs > 0
@@ -280,8 +289,9 @@ def needs_math(cfg: TrainConfig, config: ModelConfig) -> bool:
     return scheduled(cfg) or config.init == "pytorch"
 
 
-def loop_cell(cfg: TrainConfig, dropout: bool, threads: int | None = None) -> str:
-    """`evaluate`, then the training loop over train_inputs/train_labels, a line every so often.
+def loop_cell(cfg: TrainConfig, dropout: bool, threads: int | None = None, scored: str = "test") -> str:
+    """`evaluate`, then the training loop over train_inputs/train_labels, a line every so often,
+    each epoch scored on `scored`_inputs/_labels ("test", or MNIST's "val") and kept in `history`.
     `threads`: the CPU threads the page trained with, if it chose them (a sum split over more
     threads adds in another order: the last bits differ, and over many steps the numbers)."""
     regress = cfg.loss == "mse"
@@ -322,42 +332,9 @@ def evaluate(inputs, labels):
         if dropout
         else ""
     )
+    template = LOOP if scored == "test" else LOOP.replace("test", scored)
     return fill(
-        """$threads$evaluate
-
-
-$seeds# The batch order: a new permutation every epoch from a generator seeded with the run's seed
-# (a full batch draws none).
-batch_order = torch.Generator().manual_seed(SETTINGS["seed"])
-REPORT_EVERY = max(1, SETTINGS["epochs"] // 10)  # a line every tenth of the run
-# The page stops a run whose epoch's loss is 10 × chance's (ln K) or more, or not a number
-EXPLODED = $exploded
-shown = None  # (train loss, test loss, test score) of the last epoch that trained soundly
-step = 0
-model.train()
-for epoch in range(1, SETTINGS["epochs"] + 1):
-    if BATCH < N:
-        order = torch.randperm(N, generator=batch_order)
-        inputs, labels = train_inputs[order], train_labels[order]
-    else:
-        inputs, labels = train_inputs, train_labels
-    loss_sum = 0.0
-    for start in range(0, N, BATCH):
-        xb, yb = inputs[start : start + BATCH], labels[start : start + BATCH]
-$step
-        step += 1
-        loss_sum += loss.item() * len(yb)
-    train_loss = loss_sum / N  # the epoch's mean, as the page's curve shows it
-    if not train_loss <= EXPLODED:
-        print(f"epoch {epoch}: the loss exploded to {train_loss:.3g}; try a smaller learning rate")
-        break
-    test_loss, test_score = evaluate(test_inputs, test_labels)
-    shown = train_loss, test_loss, test_score
-    if epoch % REPORT_EVERY == 0 or epoch == SETTINGS["epochs"]:
-        print(
-            $line
-        )
-""",
+        template,
         evaluate=evaluate.strip("\n"),
         seeds=seeds,
         threads=(
@@ -369,7 +346,7 @@ $step
         if regress
         else "10 * math.log(model[-1].out_features)",
         step=step_lines(cfg, " " * 8),
-        line=line,
+        line=line.replace("test", scored),
     )
 
 
@@ -406,4 +383,43 @@ if "ipykernel" in sys.modules:  # in Jupyter or Colab: drawn below this cell
 else:  # run as a script: a page of its own
     fig.write_html("$name")
     print("the picture: $name")
+"""
+
+
+LOOP = """$threads$evaluate
+
+
+$seeds# The batch order: a new permutation every epoch from a generator seeded with the run's seed
+# (a full batch draws none).
+batch_order = torch.Generator().manual_seed(SETTINGS["seed"])
+REPORT_EVERY = max(1, SETTINGS["epochs"] // 10)  # a line every tenth of the run
+# The page stops a run whose epoch's loss is 10 × chance's (ln K) or more, or not a number
+EXPLODED = $exploded
+shown = None  # (train loss, test loss, test score) of the last epoch that trained soundly
+history = []  # (epoch, train loss, test loss, test score) of every epoch
+step = 0
+model.train()
+for epoch in range(1, SETTINGS["epochs"] + 1):
+    if BATCH < N:
+        order = torch.randperm(N, generator=batch_order)
+        inputs, labels = train_inputs[order], train_labels[order]
+    else:
+        inputs, labels = train_inputs, train_labels
+    loss_sum = 0.0
+    for start in range(0, N, BATCH):
+        xb, yb = inputs[start : start + BATCH], labels[start : start + BATCH]
+$step
+        step += 1
+        loss_sum += loss.item() * len(yb)
+    train_loss = loss_sum / N  # the epoch's mean, as the page's curve shows it
+    if not train_loss <= EXPLODED:
+        print(f"epoch {epoch}: the loss exploded to {train_loss:.3g}; try a smaller learning rate")
+        break
+    test_loss, test_score = evaluate(test_inputs, test_labels)
+    shown = train_loss, test_loss, test_score
+    history.append((epoch, *shown))
+    if epoch % REPORT_EVERY == 0 or epoch == SETTINGS["epochs"]:
+        print(
+            $line
+        )
 """

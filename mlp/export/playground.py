@@ -18,7 +18,6 @@ import mlp.export.pieces as pieces
 from mlp.data import teacher, toy
 from mlp.data.features import FEATURES
 from mlp.export.notebook import Notebook, fill, literal, settings_dict
-from mlp.train.config import TrainConfig
 
 if TYPE_CHECKING:
     from mlp.runs.playground import Playground
@@ -80,7 +79,7 @@ def playground_notebook(run: Playground, link: str) -> Notebook:
         + (" Plus L2's penalty λ₂·Σw² over the weights." if cfg.l2 else "")
     )
     nb.code(pieces.loss_cell(cfg))
-    nb.md(optimizer_markdown(cfg))
+    nb.md(pieces.optimizer_markdown(cfg))
     nb.code(pieces.optimizer_cell(cfg))
     nb.md(
         "## Training\n\n"
@@ -151,6 +150,30 @@ def data_cell(kind: str, embedded: bool, points, regress: bool) -> str:
                 'print(f"{len(y_train)} training points, {len(y_test)} test points")',
             ]
         )
+    sources, maker = generator_code(kind)
+    split = [inspect.getsource(toy.task_of_labels).strip(), "", "", inspect.getsource(toy.split).strip()]
+    return "\n".join(
+        [
+            *sources,
+            "",
+            "",
+            maker.strip(),
+            "",
+            "",
+            *split,
+            "",
+            "",
+            'X, y = make_2d(SETTINGS["n"], SETTINGS["noise"], SETTINGS["classes"], SETTINGS["data_seed"])',
+            'train, test = split(X, y, SETTINGS["test_fraction"], seed=SETTINGS["data_seed"])',
+            "(X_train, y_train), (X_test, y_test) = train, test",
+            'print(f"{len(y_train)} training points, {len(y_test)} test points")',
+        ]
+    )
+
+
+def generator_code(kind: str) -> tuple[list[str], str]:
+    """(the lines defining `kind`'s generator, from the library's own source; `make_2d(n, noise,
+    classes, seed)`, make_2d's skeleton around it): the page's points, made the same way."""
     if kind in toy.REGRESSION_KINDS:
         sources = [
             "# TensorFlow Playground's regression sets' constants",
@@ -193,24 +216,7 @@ def make_2d(n, noise, classes, seed):
 ''',
             kind=kind,
         )
-    split = [inspect.getsource(toy.task_of_labels).strip(), "", "", inspect.getsource(toy.split).strip()]
-    return "\n".join(
-        [
-            *sources,
-            "",
-            "",
-            maker.strip(),
-            "",
-            "",
-            *split,
-            "",
-            "",
-            'X, y = make_2d(SETTINGS["n"], SETTINGS["noise"], SETTINGS["classes"], SETTINGS["data_seed"])',
-            'train, test = split(X, y, SETTINGS["test_fraction"], seed=SETTINGS["data_seed"])',
-            "(X_train, y_train), (X_test, y_test) = train, test",
-            'print(f"{len(y_train)} training points, {len(y_test)} test points")',
-        ]
-    )
+    return sources, maker
 
 
 def unpacked(name: str, array: np.ndarray, args: str) -> str:
@@ -244,16 +250,6 @@ def inputs_cell(features: bool, regress: bool) -> str:
         pieces.sizes_code(),
     ]
     return "\n".join(lines)
-
-
-def optimizer_markdown(cfg: TrainConfig) -> str:
-    from mlp.train.optimizers import OPTIMIZERS
-
-    row = OPTIMIZERS[cfg.optimizer]
-    text = f"## The optimizer\n\n{row.label}: {row.help}"
-    if pieces.scheduled(cfg):
-        text += " The learning rate changes as training goes: `lr_at(step)` gives it."
-    return text
 
 
 def boundary_cell(regress: bool, features: bool) -> str:

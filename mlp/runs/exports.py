@@ -1,7 +1,8 @@
 """What a run is saved as: the files a page's Export offers, each made only when asked for.
 
 A file is (button label, what makes it, file name): the weights (safetensors, with the settings
-that made them), the architecture (JSON), and for the playground the history and the points (CSV).
+that made them), the architecture (JSON), and for the playground the history and the points (CSV),
+and the run as a notebook and as a script that reproduce it in plain PyTorch (mlp.export).
 """
 
 from __future__ import annotations
@@ -20,10 +21,14 @@ if TYPE_CHECKING:
 File = tuple[str, Callable[[], bytes | str], str]  # (button label, what makes the file, file name)
 
 
-def playground_files(run: Playground) -> list[File]:
-    """Everything a playground run can be saved as."""
+def playground_files(run: Playground, link: str = "") -> list[File]:
+    """Everything a playground run can be saved as; `link`: the page's, set up the same."""
+    from mlp.export.playground import playground_notebook
+
     extra = {"settings": asdict(run.settings)}
     return [
+        ("Notebook (.ipynb)", lambda: playground_notebook(run, link).ipynb(), "playground-run.ipynb"),
+        ("Script (.py)", lambda: playground_notebook(run, link).script(), "playground-run.py"),
         (
             "Weights (.safetensors)",
             lambda: model_to_bytes(run.model, **extra),
@@ -35,8 +40,15 @@ def playground_files(run: Playground) -> list[File]:
     ]
 
 
-def mnist_files(run: MnistRun) -> list[File]:
-    """Everything an MNIST run that has ended can be saved as (a loaded model: what its file recorded)."""
+def mnist_files(run: MnistRun, link: str = "") -> list[File]:
+    """Everything an MNIST run that has ended can be saved as (a loaded model: what its file recorded,
+    and no notebook: its training happened elsewhere); `link`: the page's, set up the same."""
+    from mlp.export.mnist import mnist_notebook
+
+    notebooks: list[File] = [
+        ("Notebook (.ipynb)", lambda: mnist_notebook(run, link).ipynb(), "mnist-run.ipynb"),
+        ("Script (.py)", lambda: mnist_notebook(run, link).script(), "mnist-run.py"),
+    ]
     extra = {
         "test_accuracy": run.evaluation.accuracy if run.evaluation else None,
         "training": run.recorded if run.loaded else run.training_record(),
@@ -44,4 +56,5 @@ def mnist_files(run: MnistRun) -> list[File]:
     return [
         ("Weights (.safetensors)", lambda: model_to_bytes(run.model, **extra), "mnist-mlp.safetensors"),
         ("Architecture (.json)", lambda: architecture_json(run.model, **extra), "mnist-mlp.json"),
+        *([] if run.loaded else notebooks),
     ]

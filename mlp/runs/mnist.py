@@ -13,6 +13,7 @@ import numpy as np
 import torch
 
 from mlp.data import MnistData
+from mlp.data.mnist import VAL_FRACTION
 from mlp.io import model_from_bytes
 from mlp.lessons.mnist import SUMMARY_FIELDS, MnistSettings, loaded_sentence, page_refuses, recorded_training
 from mlp.links.format import count_text, seconds_text
@@ -20,7 +21,6 @@ from mlp.metrics import confusion_matrix, per_class, top_k
 from mlp.model import MLP, ModelConfig
 from mlp.train import Trainer, lr_factor, predict_proba
 
-VAL_FRACTION = 0.1  # of the training digits, held out to watch over-fitting live
 CURVE_POINTS = 500  # the most points a live curve carries to the page
 
 

@@ -6,6 +6,8 @@ import pandas as pd
 import streamlit as st
 
 from mlp.curriculum.teacher import D_IN, EPOCHS, POINTS, teacher_curve
+from mlp.export.pieces import model_code
+from mlp.export.walk import walk_config, walk_notebook
 from mlp.figures.curves import epoch_curves_figure
 from mlp.figures.style import PRESENTER_FONT_PX
 from mlp.figures.tensors import number_text, tensor_heatmap
@@ -223,3 +225,31 @@ def step_heatmaps(lesson: Walkthrough, step: Step, backend: str, presenting: boo
             else:
                 figure = tensor_heatmap(value, tensor, lesson.symbols(tensor), annotate_cols=columns, **room)
                 chart(figure, col, key=f"fb_heat_{tensor}")
+
+
+def export_panel(lesson: Walkthrough, link: str) -> None:
+    """The walk as a notebook and as a script in plain PyTorch, and the network alone as code."""
+    with st.expander("Export", icon=":material/download:", key="fb_export", on_change="rerun") as box:
+        if not box.open:  # made only when asked for
+            return
+        book = walk_notebook(lesson, link)
+        st.caption(
+            "This walk in plain PyTorch: the same batch and initial weights, every step of the forward "
+            "pass and of backprop by hand, checked against autograd, then the update. It prints the "
+            "numbers shown here."
+            + (
+                " It backpropagates correctly: the broken gradient is this page's alone."
+                if lesson.cfg.break_grad
+                else ""
+            )
+        )
+        notebook_col, script_col, code_col = st.columns(3)
+        notebook_col.download_button(
+            "Notebook (.ipynb)", data=book.ipynb(), file_name="forward-backward.ipynb", on_click="ignore"
+        )
+        script_col.download_button(
+            "Script (.py)", data=book.script(), file_name="forward-backward.py", on_click="ignore"
+        )
+        with code_col.popover("Copy as code", icon=":material/code:"):
+            st.caption("The network alone, in PyTorch (copy it with the button at its top right):")
+            st.code(model_code(walk_config(lesson)), language="python")

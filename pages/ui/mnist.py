@@ -9,14 +9,16 @@ import streamlit as st
 from mlp.data import MnistData, load_mnist
 from mlp.data.digits import MAX_IMAGE_MB, digit_from_canvas, digit_from_image
 from mlp.data.mnist import for_server
+from mlp.export.pieces import model_code
 from mlp.figures.classes import confusion_figure, digit_grid, probability_bars
 from mlp.figures.curves import compare_figure
 from mlp.figures.plane import neurons_image
-from mlp.lessons.mnist import MAX_MODEL_MB
+from mlp.lessons.mnist import MAX_MODEL_MB, to_query
 from mlp.links.format import loss_text
 from mlp.metrics import neighbour_correlation
 from mlp.runs.exports import mnist_files
 from mlp.runs.mnist import VAL_FRACTION, MnistSession, first_layer_weights, predict
+from pages.ui.lessons import page_url
 from pages.ui.pad import digit_pad
 from pages.ui.shell import chart, presenter
 from pages.ui.text import plain, say
@@ -163,10 +165,20 @@ def keep(session: MnistSession, data: MnistData) -> None:
     if session.ready:
         # Bytes, not a deferred download: Streamlit drops a file made on the click after two
         # script runs anywhere on the server (pages/ui/playground.py's export_panel says more).
-        for col, (label, make, name) in zip(st.columns(2), mnist_files(session.run), strict=True):
+        run = session.run
+        files = mnist_files(run, page_url(to_query(run.settings)) if not run.loaded else "")
+        for col, (label, make, name) in zip(st.columns(2) * 2, files, strict=False):
             col.download_button(
                 label, data=make(), file_name=name, on_click="ignore", icon=":material/download:"
             )
+        if not run.loaded:
+            st.caption(
+                "The notebook and the script are this run in plain PyTorch: its digits, its network, its "
+                "training on the CPU, printing its train loss and test accuracy."
+            )
+        with st.popover("Copy as code", icon=":material/code:"):
+            st.caption("The network alone, in PyTorch (copy it with the button at its top right):")
+            st.code(model_code(run.model.config), language="python")
     model_file = st.file_uploader(
         "Load a model saved here (.safetensors)", key="mn_model_file", max_upload_size=MAX_MODEL_MB
     )
