@@ -1,10 +1,11 @@
 """Every page legible and accessible, light and dark, normal and projector mode, at 1280×720.
 
 Each page in both schemes and both modes (eight views, see VIEWS), each visited once, every
-check run on it in each of its tabs with its expanders open (tests/legibility.py): axe-core finds no WCAG 2.1 A/AA violation; the text in plotly
-charts, which axe can't read, has 4.5:1 contrast with what is drawn behind it and is at least
-11 px (16 px in projector mode); and, in light mode, no text is cut off by its box. Then the
-charts that only a run draws (the teacher task's curves, MNIST's probability bars), the same way.
+check run on it in each of its tabs with its expanders open (tests/legibility.py): axe-core
+finds no WCAG 2.1 A/AA violation; the text in plotly charts, which axe can't read, has 4.5:1
+contrast with what is drawn behind it and is at least 11 px (16 px in projector mode); and, in
+light mode, no text is cut off by its box. Then the charts that only a run draws (the teacher
+task's curves, MNIST's probability bars), the same way.
 A failure lists every finding with its element and its numbers.
 """
 
@@ -100,7 +101,8 @@ def a_room_with_results() -> str:
 
 @pytest.mark.browser
 @pytest.mark.parametrize(
-    ("scheme", "projector"), [("light", True), ("dark", False)]  # each scheme and each mode once
+    ("scheme", "projector"),
+    [("light", True), ("dark", False)],  # each scheme and each mode once
 )
 def test_the_class_board_with_results_is_legible(screen, app_url, scheme, projector):
     link = a_room_with_results().replace("#", "&present=1#" if projector else "#")
