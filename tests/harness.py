@@ -123,6 +123,8 @@ def serve_app(
         command += [f"--{name}", value]
     url = f"http://127.0.0.1:{port}"
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    if worker := os.environ.get("PYTEST_XDIST_WORKER"):  # a log each: two workers serve at once
+        log_name = f"{worker}-{log_name}"
     with open(ARTIFACTS / log_name, "w") as log:
         proc = subprocess.Popen(
             command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}

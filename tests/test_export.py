@@ -493,3 +493,21 @@ def test_a_run_played_to_its_end_in_chromium_comes_home_as_a_notebook_with_the_p
     assert f"{app_url}/playground?" in saved.read_text()  # the page's link back, in its settings cell
     (ARTIFACTS / "playground-run.ipynb").write_bytes(saved.read_bytes())
     assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def test_text_from_outside_is_shown_literally_in_the_notebook(tmp_path):
+    hostile = "<img src=x onerror=alert(1)> **[click](http://evil)**\n# title"
+    settings = pg.Settings(kind="moons", classes=2, epochs=10)
+    points = replace(pg.make_points(settings), name=hostile)  # an uploaded file's name
+    run = Playground(settings, points, data_key=("upload", 0.2, 0))  # points from a file: embedded
+    nb = playground_notebook(run, 'http://host/playground?a=1&b=<script>"')
+    markdown = "\n".join(source for kind, source in nb.cells if kind == "markdown")
+    assert "<img" not in markdown and "<script" not in markdown and "](http" not in markdown
+    assert "&lt;img src=x onerror=alert\\(1\\)&gt;" in markdown  # shown as typed, not as markup
+    assert "\n# title" not in markdown  # a newline in a name starts no heading
+    (tmp_path / "run.py").write_text(nb.script())
+    done = subprocess.run(
+        [sys.executable, "-I", "run.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert 'LINK = "http://host/playground?a=1&b=<script>\\""' in nb.script()  # a string, quoted

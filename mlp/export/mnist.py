@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import inspect
 from collections.abc import Mapping, Sequence
+from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING
 
@@ -17,7 +18,7 @@ import mlp.export.pieces as pieces
 from mlp.data import mnist, toy
 from mlp.data.download import RemoteFile
 from mlp.data.mnist import VAL_FRACTION
-from mlp.export.notebook import Notebook, fill, literal, settings_dict
+from mlp.export.notebook import Notebook, fill, literal, md_text, settings_dict
 
 if TYPE_CHECKING:
     from mlp.runs.mnist import MnistRun
@@ -48,7 +49,7 @@ def mnist_notebook(
         f"# A {shape} network on {what[data.source]}\n\n"
         "The MNIST page's run, in plain PyTorch and NumPy: the same digits, the same initial weights, "
         "the same batches and updates, on the CPU. Change a setting below and run it again.\n\n"
-        f"The same setup on the page: <{link}>"
+        f"The same setup on the page: {md_text(link)}"
     )
     if data.hidden is not None:
         intro += (
@@ -163,10 +164,9 @@ def data_cell(data, mirrors: Sequence[str], files: Mapping[str, RemoteFile]) -> 
         ]
         return "\n".join([*split, *body, *holdout()])
     if data.source == "sample":
-        folder = resources.files("mlp.data") / "assets" / "mnist-sample"
         embedded = []
         for role, (name, md5) in mnist.SAMPLE_FILES.items():
-            text = base64.b64encode((folder / name).read_bytes()).decode()
+            text = sample_file_text(name)
             embedded.append(
                 f'# {name}: its MD5, its bytes (base64)\n{role.upper()} = (\n    "{md5}",\n    "{text}",\n)'
             )
@@ -241,6 +241,14 @@ def fetch(name, md5):
         "",
     ]
     return "\n".join([body, *read, *split, *holdout()])
+
+
+@cache
+def sample_file_text(name: str) -> str:
+    """A bundled sample file's bytes in base64: read and encoded once a process (1.1 MB)."""
+    return base64.b64encode(
+        (resources.files("mlp.data") / "assets" / "mnist-sample" / name).read_bytes()
+    ).decode()
 
 
 def holdout() -> list[str]:

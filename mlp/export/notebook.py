@@ -8,6 +8,7 @@ each cell opened by `# %%` (the cell marker VS Code, PyCharm and jupytext read),
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from string import Template
 
@@ -59,6 +60,16 @@ class Notebook:
             imports = text.rstrip().rsplit("\n", 1)[-1].startswith(("import ", "from "))
             text += ("\n\n" if imports else "\n\n\n" if text else "") + "\n".join(lines)
         return text + "\n"
+
+
+MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~])")
+
+
+def md_text(text: str) -> str:
+    """Text from outside (a file's name, a link) as Markdown that shows it literally: its
+    punctuation escaped, <, > and & as entities, so nothing in it becomes markup or a link."""
+    escaped = MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+    return escaped.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def fill(template: str, **values: object) -> str:

@@ -17,7 +17,7 @@ import numpy as np
 import mlp.export.pieces as pieces
 from mlp.data import teacher, toy
 from mlp.data.features import FEATURES
-from mlp.export.notebook import Notebook, fill, literal, settings_dict
+from mlp.export.notebook import Notebook, fill, literal, md_text, settings_dict
 
 if TYPE_CHECKING:
     from mlp.runs.playground import Playground
@@ -38,13 +38,13 @@ def playground_notebook(run: Playground, link: str) -> Notebook:
     shape = "-".join(str(w) for w in config.widths)
     nb = Notebook()
     nb.md(
-        f"# A {shape} network on {points.name}\n\n"
+        f"# A {shape} network on {md_text(points.name)}\n\n"
         "The 2D playground's run, in plain PyTorch and NumPy: the same points, the same initial "
         "weights, the same batches and updates, so it ends on the numbers the page showed. "
         "Change a setting below and run it again. (A small network on the page steps in NumPy, whose "
         "last bits round differently from PyTorch's: on a chaotic run, a very large step, the numbers "
         "can part.)\n\n"
-        f"The same setup on the page: <{link}>"
+        f"The same setup on the page: {md_text(link)}"
         + (
             f"\n\nThe page's run went on after: {run.altered}; this notebook trains from the start."
             if run.altered
@@ -59,7 +59,7 @@ def playground_notebook(run: Playground, link: str) -> Notebook:
     )
     nb.code(imports(regress, embedded))
     nb.code(settings_dict("SETTINGS", values) + f"\nLINK = {literal(link)}  # the page, set up the same")
-    nb.md(data_markdown(s.kind, embedded, points.name))
+    nb.md(data_markdown(s.kind, embedded, md_text(points.name)))
     nb.code(data_cell(s.kind, embedded, points, regress))
     if s.features:
         nb.md("Besides x1 and x2, the network takes the features chosen: each a function of the point.")

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import mlp.activations as activations
 import mlp.export.pieces as pieces
 from mlp.data import MAX_CLASSES, class_count, teacher
-from mlp.export.notebook import Notebook, fill, literal, settings_dict
+from mlp.export.notebook import Notebook, fill, literal, md_text, settings_dict
 from mlp.export.playground import generator_code, unpacked
 
 if TYPE_CHECKING:
@@ -48,14 +48,14 @@ def walk_notebook(walk: Walkthrough, link: str) -> Notebook:
         "the forward pass and of backprop written out by hand (the notes' `Z1 = X W1 + b1`, …, "
         "`dZ2 = (P − Y)/N`, `dW2 = A1ᵀ dZ2`, …), checked against autograd, then one step of "
         "gradient descent. It prints the numbers the page shows.\n\n"
-        f"The same setup on the page: <{link}>"
+        f"The same setup on the page: {md_text(link)}"
     )
     first = ("import base64\n" if cfg.source == "mnist" else "") + (
         "import math\n" if cfg.init == "pytorch" else ""
     )
     nb.code(first + IMPORTS.strip())
     nb.code(settings_dict("SETTINGS", values) + f"\nLINK = {literal(link)}  # the page, set up the same")
-    nb.md(f"## The batch\n\n{batch.note}")
+    nb.md(f"## The batch\n\n{md_text(batch.note)}")
     nb.code(batch_cell(walk))
     nb.md(
         "## The network\n\n"
