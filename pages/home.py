@@ -37,7 +37,7 @@ for tour in TOURS.values():  # a class in one link: → and ← move it along, t
     st.container(key=f"home_tour_links_{tour.key}").page_link(
         f"pages/{tour.stops[0].page}.py",
         icon=":material/tour:",
-        query_params=tour.link(1) | {LOAD: "1"},
+        query_params=tour.link(1) | {LOAD: "1"} | ui.switches_query(),  # projector mode goes along
         label=f"**Guided tour: {tour.title}** — {len(tour.stops)} stops, {tour.minutes} minutes; "
         "→ and ← move through it",
     )
@@ -71,7 +71,7 @@ with left:
         ),
     ]
     for page, label, icon, text in lessons:
-        st.page_link(page, label=f"**{label}**", icon=icon)
+        st.page_link(page, label=f"**{label}**", icon=icon, query_params=ui.switches_query())
         st.markdown(text)
 with right:
     st.subheader("Who it is for")
@@ -99,7 +99,7 @@ with lessons_col.container(key="home_lessons_links"):
             f"pages/{lesson.page}.py",
             label=f"**{lesson.title}**",
             icon=ICONS[lesson.page],
-            query_params={LESSON: lesson.key},
+            query_params={LESSON: lesson.key} | ui.switches_query(),
         )
         st.caption(lesson.outcome[0].upper() + lesson.outcome[1:] + ".")
 with challenges_col.container(key="home_challenges_links"):
@@ -110,7 +110,7 @@ with challenges_col.container(key="home_challenges_links"):
             f"pages/{challenge.page}.py",
             label=challenge.goal,
             icon=":material/flag:",
-            query_params={CHALLENGE: challenge.key},
+            query_params={CHALLENGE: challenge.key} | ui.switches_query(),
         )
 
 st.caption(

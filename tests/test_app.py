@@ -132,3 +132,18 @@ def test_settings_and_runs_survive_a_visit_to_another_page_in_chromium(page, app
     wait_for_app(page, heading="2D playground")
     page.wait_for_url(re.compile(r"seed=5.*hidden=8-8|hidden=8-8.*seed=5"))  # the same settings
     assert page.locator("canvas[data-step]").first.get_attribute("data-step") == steps  # the same run
+
+
+def test_in_projector_mode_every_link_of_the_home_page_keeps_it_on():
+    """The presenter found the toggle once: the tour's link (and every other) opens its page in
+    projector mode too, not with the toggle back off in front of the class."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.query_params["present"] = "1"
+    at.run()
+    assert not at.exception
+    links = at.get("page_link")
+    assert len(links) == 3 + 13 + 6 + 1
+    for link in links:
+        assert "present=1" in link.proto.query_string, (link.proto.label, link.proto.query_string)
+    tour = next(link for link in links if "Guided tour" in link.proto.label)
+    assert "tour=how-an-mlp-learns" in tour.proto.query_string

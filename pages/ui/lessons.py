@@ -13,7 +13,7 @@ from mlp.curriculum.catalogue import LESSON, LESSONS, Setup, lessons_for
 from mlp.curriculum.challenges import CHALLENGE, CHALLENGES, Challenge, Score, challenges_for
 from mlp.links.settings import LinkNote
 from pages.ui.rooms import post_best
-from pages.ui.shell import LOAD, link_query, presenter
+from pages.ui.shell import LOAD, link_query, presenter, switches_query
 from pages.ui.text import show_link_notes
 from pages.ui.tour import Walk, tour_card
 
@@ -92,7 +92,7 @@ def _go(
     if to == page:
         box.button(label, key=key, on_click=load, args=(link,), type="primary" if primary else "secondary")
     else:
-        sent = dict(link) | {LOAD: "1"}  # loaded there even if this lesson was seen there before
+        sent = dict(link) | {LOAD: "1"} | switches_query()  # loaded there even if seen there before
         box.page_link(f"pages/{to}.py", label=label, icon=":material/arrow_forward:", query_params=sent)
 
 
