@@ -225,54 +225,54 @@ def _rmsprop_scale(g: Group) -> torch.Tensor:
     return 1 / (g.exp_avg_sqs[0].sqrt() + EPS)
 
 
+def _sgd_row(name: str, label: str, help: str, nesterov: bool, momentum: bool) -> Optimizer:
+    """SGD's row, plain, with momentum or with Nesterov's: its three forms from one choice."""
+    mu = _momentum if momentum else _no_momentum
+    forms = (_sgd_torch(mu, nesterov), _sgd_numpy(mu, nesterov), _sgd_class(mu, nesterov))
+    return Optimizer(name, label, help, *forms, reads=("momentum",) if momentum else ())
+
+
+def _adam_row(name: str, label: str, help: str, decoupled: bool) -> Optimizer:
+    """Adam's row, or AdamW's (`decoupled` weight decay): its three forms and its step's scale."""
+    forms = (_adam_torch(decoupled), _adam_numpy(decoupled), _adam_class(decoupled))
+    return Optimizer(name, label, help, *forms, step_scale=_adam_scale, scale_code=ADAM_SCALE_CODE)
+
+
 OPTIMIZERS: dict[str, Optimizer] = {
     o.name: o
     for o in (
-        Optimizer(
+        _sgd_row(
             "sgd",
             "SGD",
             "Plain gradient descent: each step moves every weight by −lr × its gradient.",
-            _sgd_torch(_no_momentum, nesterov=False),
-            _sgd_numpy(_no_momentum, nesterov=False),
-            _sgd_class(_no_momentum, nesterov=False),
+            nesterov=False,
+            momentum=False,
         ),
-        Optimizer(
+        _sgd_row(
             "momentum",
             "Momentum",
             "SGD with a velocity: each step adds the gradient to a running sum that decays by the momentum.",
-            _sgd_torch(_momentum, nesterov=False),
-            _sgd_numpy(_momentum, nesterov=False),
-            _sgd_class(_momentum, nesterov=False),
-            reads=("momentum",),
+            nesterov=False,
+            momentum=True,
         ),
-        Optimizer(
+        _sgd_row(
             "nesterov",
             "Nesterov",
             "Momentum that looks ahead: the step uses the gradient plus the momentum's next move.",
-            _sgd_torch(_momentum, nesterov=True),
-            _sgd_numpy(_momentum, nesterov=True),
-            _sgd_class(_momentum, nesterov=True),
-            reads=("momentum",),
+            nesterov=True,
+            momentum=True,
         ),
-        Optimizer(
+        _adam_row(
             "adam",
             "Adam",
             "Per-weight steps: a running mean of the gradient over the root of a running mean of its square.",
-            _adam_torch(decoupled=False),
-            _adam_numpy(decoupled=False),
-            _adam_class(decoupled=False),
-            step_scale=_adam_scale,
-            scale_code=ADAM_SCALE_CODE,
+            decoupled=False,
         ),
-        Optimizer(
+        _adam_row(
             "adamw",
             "AdamW",
             "Adam with decoupled weight decay: weights shrink by lr × decay apart from the gradient's step.",
-            _adam_torch(decoupled=True),
-            _adam_numpy(decoupled=True),
-            _adam_class(decoupled=True),
-            step_scale=_adam_scale,
-            scale_code=ADAM_SCALE_CODE,
+            decoupled=True,
         ),
         Optimizer(
             "rmsprop",
