@@ -20,6 +20,7 @@ import itertools
 import math
 import os
 import statistics
+import sys
 import threading
 import time
 import urllib.request
@@ -30,7 +31,15 @@ from typing import Any
 
 from bench.timing import table
 from pages.serving.turns import SHARE
-from tests.harness import COUNT_FRAMES_JS, NO_FRAME_SOCKET_JS, chromium, open_tab, serve_app, wait_for_app
+from tests.harness import (
+    COUNT_FRAMES_JS,
+    NO_FRAME_SOCKET_JS,
+    chromium,
+    open_tab,
+    open_tabs,
+    serve_app,
+    wait_for_app,
+)
 
 WATCH = COUNT_FRAMES_JS  # counts the frames a visitor sees
 VIEWPORT = {"width": 1280, "height": 720}
@@ -189,6 +198,18 @@ def open_playground(browser, url: str, seed: int, http: bool = False):
     )
 
 
+def open_playgrounds(browser, url: str, seeds: Sequence[int], http: bool = False) -> list:
+    """Visitors on the playground, one a seed, arriving at once (see open_playground)."""
+    script = NO_FRAME_SOCKET_JS if http else None
+    urls = [f"{url}/playground?seed={seed}&epochs=100000" for seed in seeds]
+    return open_tabs(browser, urls, "2D playground", TIMEOUT_MS, script=script)
+
+
+def say(text: str) -> None:
+    """A line of progress on stderr, as the bench goes: a long run is seen to be running."""
+    print(f"[bench.load {time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
+
+
 def start_mnist(browser, url: str, epochs: int = MNIST_EPOCHS):
     return open_tab(browser, f"{url}/mnist?epochs={epochs}&device=cpu", "MNIST", TIMEOUT_MS)
 
@@ -218,7 +239,8 @@ def measure(
 ) -> dict[str, float]:
     """One row of the table: K playing visitors and `mnist` MNIST runs of `epochs`, for `seconds`;
     with `http`, the visitors' frames over HTTP."""
-    players = [open_playground(browser, url, seed, http) for seed in range(sessions)]
+    say(f"{sessions} visitors open the playground" + (" (frames over HTTP)" if http else ""))
+    players = open_playgrounds(browser, url, range(sessions), http)
     trainers = [start_mnist(browser, url, epochs) for _ in range(mnist)]
     for page in players:
         page.get_by_role("button", name="Play").click()
@@ -226,6 +248,11 @@ def measure(
         page.get_by_role("button", name="Pause").wait_for()
         page.evaluate(WATCH)
     counted = [counted_frames(page) for page in players]  # each page's rate over its own interval
+    say(
+        f"{sessions} visitors playing"
+        + (f", {mnist} MNIST runs started" if mnist else "")
+        + f": {seconds:g} s"
+    )
     with Probe(url, pid) as probe:
         # The CPU over the same `elapsed` as the rates (reading 32 tabs takes seconds under load)
         server_cpu, (busy, total), start = cpu_seconds(pid), machine_busy(), time.perf_counter()
@@ -241,6 +268,8 @@ def measure(
         if os.environ.get("MLP_BENCH_VERBOSE"):
             print("frames/s of each visitor:", " ".join(f"{f:.2f}" for f in fps), flush=True)
     frames = sum(fps) * elapsed
+    median = statistics.median(fps) if fps else math.nan
+    say(f"frames/s: slowest {min(fps, default=math.nan):.2f}, median {median:.2f}; each presses Pause")
     pause_seconds = []
     for page in players:  # a click must still land: Pause, timed until the page shows Play
         clicked = time.perf_counter()
@@ -342,7 +371,7 @@ def heavy_visitor(browser: Any = None, seconds: float = 15, light: int = 3) -> d
     second, both engines). Frames a second of each: the light ones in each phase, the heavy one."""
     with serve_app("bench-heavy.log") as url, own_browser(browser) as browser:
         browsers_in_the_back_row()
-        players = [open_playground(browser, url, seed) for seed in range(light)]
+        players = open_playgrounds(browser, url, range(light))
         for page in players:
             play(page)
         alone = frames_per_second(players, seconds)
@@ -373,7 +402,8 @@ def churn(browser, url: str, pid: int, sessions: int = 50, batch: int = 10, ttl:
     `sessions` in all. The server's RSS after each batch has gone (past the session TTL)."""
     after = []
     for _ in range(sessions // batch):
-        pages = [open_playground(browser, url, seed) for seed in range(batch)]
+        say(f"{batch} more visitors come ({len(after) * batch + batch} of {sessions}), play and leave")
+        pages = open_playgrounds(browser, url, range(batch))
         for page in pages:
             page.get_by_role("button", name="Play").click()
         for page in pages:
@@ -388,6 +418,7 @@ def churn(browser, url: str, pid: int, sessions: int = 50, batch: int = 10, ttl:
 def expire(browser, url: str, pid: int, ttl: float) -> float:
     """The server's RSS once closed sessions have outlived their TTL. Streamlit drops expired
     sessions when its session store is next used, so a visitor comes and goes to make that happen."""
+    say(f"closed sessions expire ({ttl:g} s)")
     time.sleep(ttl + 1)
     context = browser.new_context(viewport=VIEWPORT)
     page = context.new_page()

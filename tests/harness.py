@@ -204,6 +204,25 @@ def open_tab(
     return tab
 
 
+def open_tabs(browser, urls: list[str], heading: str, timeout_ms: int, script: str | None = None) -> list:
+    """Visitors of their own on each of `urls`, arriving at once: every tab asks for its page
+    before any is waited on (a class opening a link together), then each is waited on until
+    its page titled `heading` has drawn. As open_tab, without one tab's load after another's."""
+    tabs = []
+    for url in urls:
+        context = browser.new_context(viewport={"width": 1280, "height": 720})
+        if script:
+            context.add_init_script(script)
+        tab = context.new_page()
+        tab.set_default_timeout(timeout_ms)
+        tab.goto(url, wait_until="commit")  # asked for; the browser loads them all meanwhile
+        tabs.append(tab)
+    for tab in tabs:
+        tab.wait_for_load_state()
+        wait_for_app(tab, heading=heading)
+    return tabs
+
+
 def shoot(tab, name: str, width: int = 1400) -> None:
     """Screenshot the whole page: Streamlit scrolls inside its main block, so grow the viewport."""
     selector = '[data-testid="stMain"], [data-testid="stMainBlockContainer"]'
