@@ -45,22 +45,20 @@ def adam_rule(
     """torch.optim's functional Adam (AdamW, `decoupled`) with this project's betas and eps, in
     place; `kinds`: fused= and foreach=, as torch.optim.adam.adam takes them."""
     rule = adamw if decoupled else adam
-    rule(
-        params,
-        grads,
-        exp_avgs,
-        exp_avg_sqs,
-        [],
-        steps,
-        **kinds,
-        amsgrad=False,
-        beta1=BETAS[0],
-        beta2=BETAS[1],
-        lr=lr,
-        weight_decay=weight_decay,
-        eps=EPS,
-        maximize=False,
-    )
+    rule(params, grads, exp_avgs, exp_avg_sqs, [], steps, **kinds, **_numbers(lr, weight_decay))
+
+
+def _numbers(lr: float, weight_decay: float) -> dict[str, float | bool]:
+    """The update's numbers, as both calls (torch.optim's function, the kernel itself) name them."""
+    return {
+        "lr": lr,
+        "beta1": BETAS[0],
+        "beta2": BETAS[1],
+        "weight_decay": weight_decay,
+        "eps": EPS,
+        "amsgrad": False,
+        "maximize": False,
+    }
 
 
 def _add(steps: list[torch.Tensor], n: int) -> None:
@@ -85,21 +83,8 @@ def adam_update(
     if _direct:
         _add(steps, 1)  # what adam() does with a dispatched _foreach_add_, before the kernel
         try:
-            getattr(torch, OPS[decoupled])(
-                params,
-                grads,
-                exp_avgs,
-                exp_avg_sqs,
-                [],
-                steps,
-                lr=lr,
-                beta1=BETAS[0],
-                beta2=BETAS[1],
-                weight_decay=weight_decay,
-                eps=EPS,
-                amsgrad=False,
-                maximize=False,
-            )
+            kernel = getattr(torch, OPS[decoupled])
+            kernel(params, grads, exp_avgs, exp_avg_sqs, [], steps, **_numbers(lr, weight_decay))
             return
         except (AttributeError, TypeError) as error:  # the op renamed or re-signed: the public path
             changed = error
