@@ -66,6 +66,7 @@ class Stepper:
 
     def __init__(self, model: nn.Module, cfg: TrainConfig) -> None:
         self.cfg = cfg
+        self.rule = OPTIMIZERS[cfg.optimizer]  # its row, looked up once, not every step
         device = next(model.parameters()).device
         # Fused single-kernel steps where they exist (CPU, CUDA, MPS in recent torch), else foreach.
         self.fused = device.type in ("cpu", "cuda", "mps") and next(model.parameters()).is_floating_point()
@@ -113,13 +114,13 @@ class Stepper:
         scales a gradient: Adam's / (√v̂ + ε)), and exactly 0 if it would cross. mlp.train.penalty
         says why."""
         g, threshold = self.weights, lr * self.cfg.l1
-        if (scale := OPTIMIZERS[self.cfg.optimizer].step_scale) is not None:
+        if (scale := self.rule.step_scale) is not None:
             threshold = threshold * scale(g)
         soft_threshold_(g.flat, threshold)
 
     def _step(self, g: Group, lr: float) -> None:
         kinds = {"fused": self.fused or None, "foreach": None if self.fused else True}
-        OPTIMIZERS[self.cfg.optimizer].torch_step(g, lr, self.cfg, kinds)
+        self.rule.torch_step(g, lr, self.cfg, kinds)
 
 
 def make_optimizer(model: nn.Module, cfg: TrainConfig, fused: bool | None = None) -> torch.optim.Optimizer:

@@ -45,6 +45,7 @@ class NumpyPath:
 
     def __init__(self, trainer) -> None:
         self.cfg = cfg = trainer.cfg
+        self.rule = OPTIMIZERS[cfg.optimizer]  # the optimizer's row, looked up once
         self.totals, self.model = trainer.totals, trainer.model
         config = trainer.model.config
         self.activation, self.keep = config.activation, 1.0 - config.dropout
@@ -153,13 +154,13 @@ class NumpyPath:
     def update(self, group, p: np.ndarray, grad: np.ndarray, lr: float) -> None:
         """The optimizer's update of one flat group in place, as torch.optim's (its row's NumPy
         form: mlp.train.optimizers)."""
-        OPTIMIZERS[self.cfg.optimizer].numpy_step(group, p, grad, lr, self.cfg)
+        self.rule.numpy_step(group, p, grad, lr, self.cfg)
 
     def l1_step(self, lr: float) -> None:
         """L1's proximal step on the weights, as Stepper._l1_step: shrink, stop at exactly 0."""
         group = self.groups[self.l1_group]
         p, threshold = self.flat[self.l1_group][0], F32(lr * self.cfg.l1)
-        if (scale := OPTIMIZERS[self.cfg.optimizer].step_scale) is not None:
+        if (scale := self.rule.step_scale) is not None:
             threshold = threshold * scale(group).numpy()
         np.copyto(p, np.where(np.abs(p) > threshold, p - np.sign(p) * threshold, F32(0)))
 
