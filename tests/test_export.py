@@ -11,6 +11,7 @@ in the last bits; how often that shows at 4 decimals is printed, not asserted.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from dataclasses import replace
@@ -511,3 +512,56 @@ def test_text_from_outside_is_shown_literally_in_the_notebook(tmp_path):
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert 'LINK = "http://host/playground?a=1&b=<script>\\""' in nb.script()  # a string, quoted
+
+
+def edited(script: str, **changes: object) -> str:
+    """The script with SETTINGS' values changed, as a student edits its first cell."""
+    for key, value in changes.items():
+        script, count = re.subn(rf'(\n    "{key}": )[^\n]*,', rf"\g<1>{json.dumps(value)},", script)
+        assert count == 1, f"no {key} in SETTINGS"
+    return script
+
+
+def test_a_setting_changed_in_the_notebook_trains_as_the_page_would_with_it(tmp_path):
+    """SETTINGS is what runs: each value changed there gives the library's run of that setup."""
+    base = pg.Settings(epochs=30)
+    script = playground_notebook(library_run(base, None, fast=False), "").script()
+    changes = {"activation": "tanh", "hidden": [16], "classes": 4, "batch_size": 64, "lr": 0.03, "n": 400}
+    changed = replace(base, activation="tanh", hidden=(16,), classes=4, batch_size=64, lr=0.03, n=400)
+    folders = []
+    for name, text in {
+        "changed": edited(script, **changes),
+        "exploding": edited(script, lr=1e6, batch_size=16),  # past what the page allows: it can't stop you
+        "walk": edited(walk_notebook(fb.run_lesson(fb.ForwardSettings()), "").script(), hidden=[4, 6], k=2),
+        "toy": edited(
+            walk_notebook(fb.run_lesson(fb.ForwardSettings(source="toy", toy_kind="spiral")), "").script(),
+            k=2,
+        ),
+    }.items():
+        (folder := tmp_path / name).mkdir()
+        (folder / "run.py").write_text(text)
+        folders.append(folder)
+    outputs = run_scripts(folders)
+    assert printed(outputs[str(folders[0])]) | shown(library_run(changed, None, fast=False)) == printed(
+        outputs[str(folders[0])]
+    ), outputs[str(folders[0])][-600:]
+    assert "no epoch to show" in outputs[str(folders[1])] and "FAILED" not in outputs[str(folders[1])]
+    walk = fb.run_lesson(fb.ForwardSettings(hidden=(4, 6), k=2))
+    assert printed(outputs[str(folders[2])]) | walk_shown(walk) == printed(outputs[str(folders[2])])
+    toy = fb.run_lesson(fb.ForwardSettings(source="toy", toy_kind="spiral", k=2))
+    assert printed(outputs[str(folders[3])]) | walk_shown(toy) == printed(outputs[str(folders[3])])
+
+
+def test_a_challenges_mnist_run_scores_no_test_digit_the_board_keeps_hidden(tmp_path):
+    run = mnist_run(load_sample().challenge_part(seed=12345), mn.MnistSettings(device="cpu", epochs=1))
+    nb = mnist_notebook(run, "")
+    assert "5,000 digits" in nb.cells[0][1] and "keeps 300 of the test digits back" in nb.cells[0][1]
+    (tmp_path / "run.py").write_text(nb.script())
+    done = subprocess.run(
+        [sys.executable, "-I", "run.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "test accuracy" not in done.stdout
+    assert (
+        done.stdout.strip().splitlines()[-1] == f"val accuracy: {run.trainer.history.epochs[-1].val_acc:.4f}"
+    )

@@ -18,7 +18,7 @@ import mlp.export.pieces as pieces
 from mlp.data import mnist, toy
 from mlp.data.download import RemoteFile
 from mlp.data.mnist import VAL_FRACTION
-from mlp.export.notebook import Notebook, fill, literal, md_text, settings_dict
+from mlp.export.notebook import Notebook, fill, literal, md_link, settings_dict
 
 if TYPE_CHECKING:
     from mlp.runs.mnist import MnistRun
@@ -34,11 +34,12 @@ def mnist_notebook(
     the full set comes from, the app's by default)."""
     s, data, config = run.settings, run.data, run.model.config
     cfg = run.train_cfg
-    values = {"data": data.source, "hidden": s.hidden, "activation": s.activation}
+    values = {"hidden": s.hidden, "activation": s.activation}
     values |= {"dropout": s.dropout} if s.dropout else {}
     values |= {"seed": s.seed} | pieces.train_settings(cfg)
     shape = "-".join(str(w) for w in config.widths)
-    digits = f"{len(data.y_train) + len(data.y_test):,} digits"
+    kept = 0 if data.hidden is None else len(data.hidden[1])  # a challenge's test digits held back
+    digits = f"{len(data.y_train) + len(data.y_test) + kept:,} digits"
     what = {
         "sample": f"the bundled sample of {digits}",
         "mnist": "the full MNIST",
@@ -48,15 +49,17 @@ def mnist_notebook(
     intro = (
         f"# A {shape} network on {what[data.source]}\n\n"
         "The MNIST page's run, in plain PyTorch and NumPy: the same digits, the same initial weights, "
-        "the same batches and updates, on the CPU. Change a setting below and run it again.\n\n"
-        f"The same setup on the page: {md_text(link)}"
+        "the same batches and updates, on the CPU. Change a setting below and run all the cells again.\n\n"
+        f"The same setup on the page: {md_link(link)}"
     )
-    if data.hidden is not None:
+    if kept:
         intro += (
-            f"\n\nThe page kept {len(data.hidden[1]):,} test digits back for the class board; this "
-            "notebook scores all of them, so its test accuracy is not the page's."
+            f"\n\nA challenge's run: the page keeps {kept:,} of the test digits back for the class "
+            "board, and which ones is the board's secret. So this notebook scores no test digit (all of "
+            "them, beside the page's score, would give away the hidden ones'): it ends on the validation "
+            "accuracy."
         )
-    if cfg.amp or cfg.compile or cfg.device not in ("cpu", "auto"):
+    if cfg.amp or cfg.compile or run.trainer.device.type != "cpu":
         intro += (
             "\n\nThe page's run asked for a GPU, mixed precision or torch.compile; this notebook "
             "trains plainly on the CPU (the numbers then differ in their last digits)."
@@ -68,8 +71,13 @@ def mnist_notebook(
     nb.code(data_cell(data, mirrors, files))
     nb.md(
         f"{VAL_FRACTION:.0%} of the training digits are held out to watch over-fitting as training goes "
-        "(the validation digits); the test digits are scored once, at the end. Each image's 784 pixels "
-        "become one row of numbers in [0, 1]."
+        "(the validation digits); "
+        + (
+            "the test digits are not scored here (see above)."
+            if kept
+            else "the test digits are scored once, at the end."
+        )
+        + " Each image's 784 pixels become one row of numbers in [0, 1]."
     )
     nb.code(inputs_cell())
     nb.md(
@@ -92,8 +100,12 @@ def mnist_notebook(
     nb.code(pieces.loop_cell(cfg, bool(s.dropout), run.trainer.threads or None, scored="val"))
     nb.md("## The curves\n\nThe training and validation loss, epoch by epoch.")
     nb.code(CURVES + pieces.SHOW_FIGURE.replace("$name", "curves.html"))
-    nb.md("## The test digits\n\nScored once, now that training is over: the numbers the page shows.")
-    nb.code(TEST)
+    if kept:
+        nb.md("## The numbers\n\nThe last sound epoch's train loss and validation accuracy.")
+        nb.code(VALIDATION)
+    else:
+        nb.md("## The test digits\n\nScored once, now that training is over: the numbers the page shows.")
+        nb.code(TEST)
     return nb
 
 
@@ -274,16 +286,26 @@ def inputs_cell() -> str:
 
 
 CURVES = """
-epochs, train_losses, val_losses, val_accuracies = zip(*history)
+epochs = [epoch for epoch, *_ in history]
 fig = go.Figure()
-fig.add_scatter(x=epochs, y=train_losses, name="train loss")
-fig.add_scatter(x=epochs, y=val_losses, name="validation loss")
+fig.add_scatter(x=epochs, y=[train for _, train, _, _ in history], name="train loss")
+fig.add_scatter(x=epochs, y=[val for _, _, val, _ in history], name="validation loss")
 fig.update_layout(xaxis_title="epoch", yaxis_title="cross-entropy", width=700, height=400)
 """
 
+VALIDATION = """
+if shown is None:
+    print("the loss exploded in the first epoch: no epoch to show")
+else:
+    print(f"train loss: {shown[0]:.4f}")
+    print(f"val accuracy: {shown[2]:.4f}")
+"""
+
 TEST = """
-train_loss = shown[0]  # the last epoch that trained soundly
-test_loss, test_accuracy = evaluate(test_inputs, test_labels)
-print(f"train loss: {train_loss:.4f}")
-print(f"test accuracy: {test_accuracy:.4f}")
+if shown is None:
+    print("the loss exploded in the first epoch: no epoch to show")
+else:
+    _, test_accuracy = evaluate(test_inputs, test_labels)
+    print(f"train loss: {shown[0]:.4f}")  # the last epoch that trained soundly, as the page shows
+    print(f"test accuracy: {test_accuracy:.4f}")
 """

@@ -11,6 +11,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from string import Template
+from urllib.parse import quote
 
 NBFORMAT = (4, 5)  # the .ipynb version written: cells carry ids from 4.5 on
 
@@ -62,14 +63,22 @@ class Notebook:
         return text + "\n"
 
 
-MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~])")
+MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~$:])")  # markup, maths ($), autolinks (:, .)
 
 
 def md_text(text: str) -> str:
-    """Text from outside (a file's name, a link) as Markdown that shows it literally: its
-    punctuation escaped, <, > and & as entities, so nothing in it becomes markup or a link."""
+    """Text from outside (a file's name) as Markdown that shows it literally: its punctuation
+    escaped, <, > and & as entities, on one line, so nothing in it becomes markup, maths or a link."""
     escaped = MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
     return escaped.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def md_link(url: str) -> str:
+    """The page's address as a Markdown link to itself: an http(s) URL in <…>, every character
+    that could end it or start markup percent-encoded; anything else, as text (md_text)."""
+    if not re.match(r"https?://", url):
+        return md_text(url)
+    return "<" + quote(url, safe="/:?&=%#,.-_~+@!$'()*;") + ">"
 
 
 def fill(template: str, **values: object) -> str:
@@ -93,6 +102,4 @@ def literal(value: object) -> str:
         return json.dumps(value, ensure_ascii=False)
     if isinstance(value, (tuple, list)):
         return "[" + ", ".join(literal(v) for v in value) + "]"
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
-        return repr(value)  # 1.0, not 1
     return repr(value)

@@ -18,7 +18,7 @@ from typing import Any
 import torch
 
 from mlp.activations import ACTIVATIONS
-from mlp.export.notebook import fill
+from mlp.export.notebook import fill, literal
 from mlp.model import ModelConfig
 from mlp.train.config import STEP_MILESTONES, TrainConfig
 from mlp.train.optimizers import OPTIMIZERS
@@ -27,7 +27,7 @@ from mlp.train.optimizers import OPTIMIZERS
 # same order from the same generator): (what it is, the weight's line, the bias's line).
 INIT_CODE = {
     "kaiming": (
-        "He initialisation: Var(W) = 2 / fan_in keeps a ReLU network's activations at scale; b = 0",
+        "He initialisation: Var(W) = 2 / fan_in keeps ReLU-like units' outputs at scale; b = 0",
         'nn.init.kaiming_normal_(layer.weight, nonlinearity="relu", generator=generator)',
         "nn.init.zeros_(layer.bias)",
     ),
@@ -68,8 +68,15 @@ def model_code(config: ModelConfig) -> str:
     return "from torch import nn\n\nmodel = nn.Sequential(\n" + "\n".join(lines) + "\n)\n"
 
 
-def model_cell(config: ModelConfig, inputs: str, outputs: str) -> str:
-    """Builds `model` from SETTINGS["hidden"] (and "dropout"), initialised from SETTINGS["seed"]."""
+def activations_code() -> str:
+    """`ACTIVATIONS`: torch.nn's module for each activation the pages offer, by its name."""
+    rows = "\n".join(f"    {literal(name)}: {activation_code(name)}," for name in ACTIVATIONS)
+    return f"ACTIVATIONS = {{  # torch.nn's module for each activation the page offers\n{rows}\n}}"
+
+
+def model_cell(config: ModelConfig, inputs: str, outputs: str, choose: bool = True) -> str:
+    """Builds `model` from SETTINGS["hidden"] (and "dropout"), initialised from SETTINGS["seed"];
+    `choose`: its activation from SETTINGS["activation"], else the run's written in."""
     what, weight, bias = INIT_CODE[config.init]
     dropout = (
         '\n    layers.append(nn.Dropout(SETTINGS["dropout"]))  # zero each unit with this probability'
@@ -77,7 +84,7 @@ def model_cell(config: ModelConfig, inputs: str, outputs: str) -> str:
         else ""
     )
     return fill(
-        """
+        """$table
 widths = [$inputs, *SETTINGS["hidden"], $outputs]
 layers = []
 for n_in, n_out in pairwise(widths[:-1]):  # each hidden layer
@@ -97,7 +104,8 @@ print(model)
 """,
         inputs=inputs,
         outputs=outputs,
-        act=activation_code(config.activation),
+        table=activations_code() + "\n\n" if choose else "",
+        act='ACTIVATIONS[SETTINGS["activation"]]' if choose else activation_code(config.activation),
         dropout=dropout,
         what=what,
         weight=weight,
@@ -151,17 +159,26 @@ def optimizer_cell(cfg: TrainConfig) -> str:
     args = ['lr=SETTINGS["lr"]']
     for key, value in made.defaults.items():
         param = signature.parameters.get(key)
+        if key == "momentum" and "momentum" in OPTIMIZERS[cfg.optimizer].reads:
+            args.append('momentum=SETTINGS["momentum"]')  # even at torch's default: SETTINGS sets it
+            continue
         if key in ("lr", "weight_decay") or param is None or param.default == value:
             continue
-        args.append(f'{key}=SETTINGS["{key}"]' if key == "momentum" else f"{key}={value!r}")
+        args.append(f"{key}={value!r}")
     code = fill(
         """
 groups = [
     {"params": weights, "weight_decay": SETTINGS["weight_decay"]},  # decay on the weights
     {"params": biases, "weight_decay": 0.0},  # never on the biases
 ]
+# The page's optimizer$fused
 optimizer = torch.optim.$cls($args)
 """,
+        fused=(
+            ". fused=True: its whole update in one kernel, as the page runs it (torch 2.4 and later)"
+            if made.defaults.get("fused")
+            else "."
+        ),
         cls=cls.__name__,
         args=wrapped(["groups", *args], len("optimizer = torch.optim.()") + len(cls.__name__)),
     )
@@ -177,7 +194,7 @@ def wrapped(args: list[str], taken: int, width: int = 110) -> str:
 def optimizer_markdown(cfg: TrainConfig) -> str:
     """The optimizer's Markdown cell: what it does, and whether the rate changes."""
     row = OPTIMIZERS[cfg.optimizer]
-    text = f"## The optimizer\n\n{row.label}: {row.help}"
+    text = f"## The optimizer\n\n{row.label}: {row.help[0].lower()}{row.help[1:]}"
     if scheduled(cfg):
         text += " The learning rate changes as training goes: `lr_at(step)` gives it."
     return text
@@ -228,7 +245,7 @@ def schedule_settings(cfg: TrainConfig) -> dict[str, Any]:
     """The settings `schedule_code` reads, for SETTINGS."""
     if not scheduled(cfg):
         return {}
-    values: dict[str, Any] = {"scheduler": cfg.scheduler, "warmup_epochs": cfg.warmup_epochs}
+    values: dict[str, Any] = {"warmup_epochs": cfg.warmup_epochs}
     if cfg.scheduler == "cosine":
         values["min_lr_ratio"] = cfg.min_lr_ratio
     elif cfg.scheduler == "step":
@@ -236,16 +253,19 @@ def schedule_settings(cfg: TrainConfig) -> dict[str, Any]:
     return values
 
 
-def train_settings(cfg: TrainConfig) -> dict[str, Any]:
-    """SETTINGS' training part: what the code the run's notebook holds reads, nothing else."""
-    values: dict[str, Any] = {"optimizer": cfg.optimizer, "lr": cfg.lr}
+def train_settings(cfg: TrainConfig, batch_size: int | None = None) -> dict[str, Any]:
+    """SETTINGS' training part: what the code the run's notebook holds reads, nothing else (the
+    optimizer and the schedule are code: their class and their branch). `batch_size`: as the
+    page gives it, if not the config's (the playground's 0: the whole training set)."""
+    values: dict[str, Any] = {"lr": cfg.lr}
     if "momentum" in OPTIMIZERS[cfg.optimizer].reads:
         values["momentum"] = cfg.momentum
     values |= {"weight_decay": cfg.weight_decay}
     values |= {"l1": cfg.l1} if cfg.l1 else {}
     values |= {"l2": cfg.l2} if cfg.l2 else {}
     values |= {"grad_clip": cfg.grad_clip} if cfg.grad_clip else {}
-    return values | schedule_settings(cfg) | {"batch_size": cfg.batch_size, "epochs": cfg.epochs}
+    batch = cfg.batch_size if batch_size is None else batch_size
+    return values | schedule_settings(cfg) | {"batch_size": batch, "epochs": cfg.epochs}
 
 
 def step_lines(cfg: TrainConfig, indent: str) -> str:
@@ -338,7 +358,10 @@ def evaluate(inputs, labels):
         evaluate=evaluate.strip("\n"),
         seeds=seeds,
         threads=(
-            f"torch.set_num_threads({threads})  # as the page trains it: its sums in the same order\n\n\n"
+            f"# {threads} CPU thread{'s' * (threads != 1)}, as the page trained it: its sums add up in the "
+            "same order.\n# (It holds for the whole session: remove it to use every core, and the last "
+            "digits may move.)\n"
+            f"torch.set_num_threads({threads})\n\n\n"
             if threads
             else ""
         ),
@@ -354,26 +377,35 @@ def sizes_code() -> str:
     """N, BATCH and STEPS_PER_EPOCH from the training set and SETTINGS (the schedule reads them)."""
     return (
         "N = len(train_labels)\n"
-        'BATCH = min(SETTINGS["batch_size"], N)  # the whole set, when it asks for more\n'
+        'BATCH = min(SETTINGS["batch_size"] or N, N)  # 0, or more than N: the whole set at once\n'
         "STEPS_PER_EPOCH = -(-N // BATCH)"
     )
 
 
 def shown_cell(regress: bool) -> str:
-    """The last cell: the numbers the page shows, the test score last."""
-    first = "train_loss, test_loss, test_score = shown  # the last sound epoch's, as the page shows\n"
-    if regress:
-        return (
-            first
-            + 'print(f"train MSE: {train_loss:.4f}")\n'
-            + 'print(f"test R²: {test_score:.3f}")\n'
-            + 'print(f"test MSE: {test_loss:.4f}")'
-        )
-    return (
-        first
-        + 'print(f"train loss: {train_loss:.4f}")\n'
-        + 'print(f"test loss: {test_loss:.4f}")\n'
-        + 'print(f"test accuracy: {test_score:.4f}")'
+    """The last cell: the numbers the page shows, of the last epoch that trained soundly (the
+    page's too), the test score last."""
+    lines = (
+        [
+            'print(f"train MSE: {train_loss:.4f}")',
+            'print(f"test R²: {test_score:.3f}")',
+            'print(f"test MSE: {test_loss:.4f}")',
+        ]
+        if regress
+        else [
+            'print(f"train loss: {train_loss:.4f}")',
+            'print(f"test loss: {test_loss:.4f}")',
+            'print(f"test accuracy: {test_score:.4f}")',
+        ]
+    )
+    return "\n".join(
+        [
+            "if shown is None:",
+            '    print("the loss exploded in the first epoch: no epoch to show")',
+            "else:",
+            "    train_loss, test_loss, test_score = shown",
+            *(f"    {line}" for line in lines),
+        ]
     )
 
 
@@ -393,9 +425,9 @@ $seeds# The batch order: a new permutation every epoch from a generator seeded w
 # (a full batch draws none).
 batch_order = torch.Generator().manual_seed(SETTINGS["seed"])
 REPORT_EVERY = max(1, SETTINGS["epochs"] // 10)  # a line every tenth of the run
-# The page stops a run whose epoch's loss is 10 × chance's (ln K) or more, or not a number
+# The page stops a run whose epoch's loss is not a number, or (classes) 10 × chance's, ln K, or more
 EXPLODED = $exploded
-shown = None  # (train loss, test loss, test score) of the last epoch that trained soundly
+shown = None  # (train loss, test loss, test score: accuracy, or R²) of the last sound epoch
 history = []  # (epoch, train loss, test loss, test score) of every epoch
 step = 0
 model.train()

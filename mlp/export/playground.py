@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 import mlp.export.pieces as pieces
-from mlp.data import teacher, toy
+from mlp.data import MULTICLASS_KINDS, teacher, toy
 from mlp.data.features import FEATURES
-from mlp.export.notebook import Notebook, fill, literal, md_text, settings_dict
+from mlp.export.notebook import Notebook, fill, literal, md_link, md_text, settings_dict
 
 if TYPE_CHECKING:
     from mlp.runs.playground import Playground
@@ -29,22 +29,25 @@ def playground_notebook(run: Playground, link: str) -> Notebook:
     cfg = run.train_config(s)
     embedded = bool(run.edits) or run.data_key != s.data_key  # clicked or uploaded points
     regress = cfg.loss == "mse"
-    values = {} if embedded else {k: getattr(s, k) for k in DATA_SETTINGS}
+    classes = not embedded and s.kind in MULTICLASS_KINDS  # a count the generator takes
+    data = () if embedded else ("n", "noise", *(("classes",) * classes), "test_fraction", "data_seed")
+    values = {k: getattr(s, k) for k in data}
     if s.features:
         values["features"] = s.features
     values |= {"hidden": s.hidden, "activation": s.activation}
     values |= {"dropout": s.dropout} if s.dropout else {}
-    values |= {"seed": s.seed} | pieces.train_settings(cfg)
+    values |= {"seed": s.seed} | pieces.train_settings(cfg, s.batch_size)
+    outputs = "1" if regress else 'SETTINGS["classes"]' if classes else str(points.classes)
     shape = "-".join(str(w) for w in config.widths)
     nb = Notebook()
     nb.md(
         f"# A {shape} network on {md_text(points.name)}\n\n"
         "The 2D playground's run, in plain PyTorch and NumPy: the same points, the same initial "
         "weights, the same batches and updates, so it ends on the numbers the page showed. "
-        "Change a setting below and run it again. (A small network on the page steps in NumPy, whose "
-        "last bits round differently from PyTorch's: on a chaotic run, a very large step, the numbers "
-        "can part.)\n\n"
-        f"The same setup on the page: {md_text(link)}"
+        "Change a setting below and run all the cells again. (The page trains a small network with "
+        "NumPy, whose last bits round differently from PyTorch's: on a chaotic run, a very large "
+        "step, the numbers can part.)\n\n"
+        f"The same setup on the page: {md_link(link)}"
         + (
             f"\n\nThe page's run went on after: {run.altered}; this notebook trains from the start."
             if run.altered
@@ -73,10 +76,17 @@ def playground_notebook(run: Playground, link: str) -> Notebook:
             else "the logits, one per class; softmax turns them into probabilities."
         )
     )
-    nb.code(pieces.model_cell(config, "train_inputs.shape[1]", "1" if regress else str(points.classes)))
+    nb.code(pieces.model_cell(config, "train_inputs.shape[1]", outputs))
     nb.md(
         LOSS_MD["mse" if regress else "cross_entropy"]
         + (" Plus L2's penalty λ₂·Σw² over the weights." if cfg.l2 else "")
+        + (" With L1, each step ends with L1's shrink of the weights (below)." if cfg.l1 else "")
+        + (
+            " The train loss printed includes the penalties; the test loss is the data loss alone, "
+            "as on the page."
+            if cfg.l1 or cfg.l2
+            else ""
+        )
     )
     nb.code(pieces.loss_cell(cfg))
     nb.md(pieces.optimizer_markdown(cfg))
@@ -100,7 +110,6 @@ def playground_notebook(run: Playground, link: str) -> Notebook:
     return nb
 
 
-DATA_SETTINGS = ("kind", "n", "noise", "classes", "test_fraction", "data_seed")
 ENGINES = {"manual": "backprop written by hand (the manual engine)"}
 LOSS_MD = {
     "cross_entropy": "## The loss\n\nSoftmax cross-entropy: −log of the probability the network gives "
@@ -151,6 +160,7 @@ def data_cell(kind: str, embedded: bool, points, regress: bool) -> str:
             ]
         )
     sources, maker = generator_code(kind)
+    count = 'SETTINGS["classes"]' if kind in MULTICLASS_KINDS else "2"  # the classes the set can have
     split = [inspect.getsource(toy.task_of_labels).strip(), "", "", inspect.getsource(toy.split).strip()]
     return "\n".join(
         [
@@ -163,7 +173,7 @@ def data_cell(kind: str, embedded: bool, points, regress: bool) -> str:
             *split,
             "",
             "",
-            'X, y = make_2d(SETTINGS["n"], SETTINGS["noise"], SETTINGS["classes"], SETTINGS["data_seed"])',
+            f'X, y = make_2d(SETTINGS["n"], SETTINGS["noise"], {count}, SETTINGS["data_seed"])',
             'train, test = split(X, y, SETTINGS["test_fraction"], seed=SETTINGS["data_seed"])',
             "(X_train, y_train), (X_test, y_test) = train, test",
             'print(f"{len(y_train)} training points, {len(y_test)} test points")',
@@ -206,7 +216,7 @@ def make_2d(n, noise, classes, seed):
         maker = fill(
             '''
 def make_2d(n, noise, classes, seed):
-    """`n` points and their labels, as the page makes them (mlp.data.toy.make_2d)."""
+    """`n` points and their labels, as the page makes them."""
     rng = np.random.default_rng(seed)
     y = np.arange(n) % classes  # balanced: class sizes differ by at most one
     u = rng.uniform(size=n)  # one uniform draw per point
@@ -293,12 +303,21 @@ with torch.no_grad():
     $z
 $heat
 $points
-fig.update_layout(width=600, height=600, title=f"epoch {epoch}: test score {test_score:.4f}")
+$title
+fig.update_layout(width=600, height=600, title=title)
 """
         + pieces.SHOW_FIGURE,
         inputs=inputs,
         z=z,
         heat=heat,
         points=points,
+        title=(
+            'title = "the loss exploded" if shown is None else '
+            + (
+                'f"epoch {len(history)}: test MSE {shown[1]:.4f}"'
+                if regress
+                else 'f"epoch {len(history)}: test accuracy {shown[2]:.1%}"'
+            )
+        ),
         name="boundary.html",
     )

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import mlp.activations as activations
 import mlp.export.pieces as pieces
 from mlp.data import MAX_CLASSES, class_count, teacher
-from mlp.export.notebook import Notebook, fill, literal, md_text, settings_dict
+from mlp.export.notebook import Notebook, fill, literal, md_link, settings_dict
 from mlp.export.playground import generator_code, unpacked
 
 if TYPE_CHECKING:
@@ -27,42 +27,33 @@ SHOWN = 4  # how many entries of a row the notebook prints (the page shows them 
 def walk_notebook(walk: Walkthrough, link: str) -> Notebook:
     """The walk-through as a notebook; `link`: the page's, set up the same."""
     cfg, batch, widths = walk.cfg, walk.batch, walk.widths
-    L = len(widths) - 1
-    values = {"source": cfg.source}
-    if cfg.source == "toy":
-        values |= {"toy_kind": cfg.toy_kind}
-    values |= {"n": len(batch.y)}
-    if cfg.source == "gaussian":
-        values |= {"d_in": cfg.d_in}
-    values |= {
-        "hidden": cfg.hidden,
-        "k": batch.k,
-        "activation": cfg.activation,
-        "seed": cfg.seed,
-        "lr": cfg.lr,
-    }
+    values: dict[str, object] = {} if cfg.source == "mnist" else {"n": len(batch.y)}  # digits: embedded
+    values |= {"d_in": cfg.d_in} if cfg.source == "gaussian" else {}
+    values |= {"hidden": cfg.hidden} | ({} if cfg.source == "mnist" else {"k": cfg.k})
+    values |= {"seed": cfg.seed, "lr": cfg.lr}
     nb = Notebook()
     nb.md(
         f"# Forward & backward, step by step: a {'-'.join(map(str, widths))} network\n\n"
         "The page's walk in plain PyTorch: the same batch, the same initial weights, every step of "
-        "the forward pass and of backprop written out by hand (the notes' `Z1 = X W1 + b1`, …, "
-        "`dZ2 = (P − Y)/N`, `dW2 = A1ᵀ dZ2`, …), checked against autograd, then one step of "
-        "gradient descent. It prints the numbers the page shows.\n\n"
-        f"The same setup on the page: {md_text(link)}"
+        "the forward pass and of backprop written out by hand (layer by layer `z = a_prev @ W + b`, "
+        "…, then `dz_L = (P − Y) / N`, `dW = a_prevᵀ dz`, …), checked against autograd, then one "
+        "step of gradient descent. It prints the numbers the page shows.\n\n"
+        f"The same setup on the page: {md_link(link)}"
     )
     first = ("import base64\n" if cfg.source == "mnist" else "") + (
         "import math\n" if cfg.init == "pytorch" else ""
     )
     nb.code(first + IMPORTS.strip())
     nb.code(settings_dict("SETTINGS", values) + f"\nLINK = {literal(link)}  # the page, set up the same")
-    nb.md(f"## The batch\n\n{md_text(batch.note)}")
+    nb.md(f"## The batch\n\n{batch.note}")  # the page's own sentence
     nb.code(batch_cell(walk))
     nb.md(
         "## The network\n\n"
         "Initialised as the page initialises it. The notes write each layer's weights as W of shape "
         "(in, out), so that a layer is `X @ W + b`: `nn.Linear` keeps W transposed."
     )
-    model = pieces.model_cell(walk_config(walk), "X.shape[1]", 'SETTINGS["k"]')
+    outputs = {"mnist": "10", "toy": 'max(SETTINGS["k"], CLASSES)'}.get(cfg.source, 'SETTINGS["k"]')
+    model = pieces.model_cell(walk_config(walk), "X.shape[1]", outputs, choose=False)
     nb.code(
         model
         + "\n\n"
@@ -74,7 +65,7 @@ def walk_notebook(walk: Walkthrough, link: str) -> Notebook:
     )
     nb.md(
         "## The activation and its derivative\n\n"
-        "The manual engine's own code, the same for NumPy and PyTorch (`xp(z)` is the array's own "
+        "The page's own code for f and f′, the same for NumPy and PyTorch (`xp(z)` is the array's own "
         "module): the forward pass calls f, backprop f′."
     )
     nb.code(activation_cell(cfg.activation))
@@ -101,7 +92,7 @@ def walk_notebook(walk: Walkthrough, link: str) -> Notebook:
     )
     nb.code(UPDATE)
     nb.md("## The numbers the page shows\n\nA few entries of each, as its tables show them.")
-    nb.code(fill(SHOW, last=L, shown=SHOWN))
+    nb.code(fill(SHOW, shown=SHOWN))
     return nb
 
 
@@ -135,7 +126,9 @@ def batch_cell(walk: Walkthrough) -> str:
         )
     if cfg.source == "toy":
         sources, maker = generator_code(cfg.toy_kind)
-        classes = class_count(cfg.toy_kind, min(max(2, cfg.k), MAX_CLASSES))  # as make_batch asks
+        classes = (  # as the page's batch asks: K classes where the set can have them, else 2
+            f'min(max(2, SETTINGS["k"]), {MAX_CLASSES})' if class_count(cfg.toy_kind, 3) == 3 else "2"
+        )
         return "\n".join(
             [
                 *sources,
@@ -144,7 +137,7 @@ def batch_cell(walk: Walkthrough) -> str:
                 maker.strip(),
                 "",
                 "",
-                f"CLASSES = {classes}  # the set's classes",
+                f"CLASSES = {classes}  # the {cfg.toy_kind} set's classes",
                 'X, y = make_2d(max(SETTINGS["n"], 2 * CLASSES), 0.1, CLASSES, SETTINGS["seed"])',
                 'X, y = X[: SETTINGS["n"]], y[: SETTINGS["n"]]  # the first N points',
             ]
@@ -248,7 +241,7 @@ def entries(tensor):
 
 
 print(f"z1[0]: {entries(z[1])}")
-print(f"dW$last[0]: {entries(dW[$last])}")
+print(f"dW{L}[0]: {entries(dW[L])}")
 print(f"dW1[0]: {entries(dW[1])}")
 print(f"loss after the step: {loss_new.item():.4f}")
 print(f"loss: {loss.item():.4f}")
