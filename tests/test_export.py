@@ -5,7 +5,8 @@ The notebook is written in PyTorch, so it is held to the library's torch path (t
 autograd steps, fused optimizers): the train loss and the test accuracy the page shows (4
 decimals), for every lesson's and challenge's playground setup and a setup for each option.
 A small network on the page trains on the NumPy fast path, whose rounding differs from torch's
-in the last bits; how often that shows at 4 decimals is printed, not asserted.
+in the last bits: on 38 of these 43 setups its numbers show alike at 4 decimals (measured once,
+README "Take the run home"; not asserted, it is the fast path's rounding, not the notebook's).
 """
 
 from __future__ import annotations
@@ -125,25 +126,22 @@ def shown(run: Playground) -> dict[str, str]:
 @pytest.mark.slow
 def test_every_playground_setup_as_a_script_prints_the_librarys_numbers(tmp_path):
     setups = playground_setups()
-    folders, expected, page = [], {}, {}
+    folders, expected = [], {}
     for name, (settings, edits) in setups.items():
         run = library_run(settings, edits, fast=False)
         expected[name] = shown(run)
-        page[name] = shown(library_run(settings, edits, fast=True))
         folder = tmp_path / name
         folder.mkdir()
         (folder / "run.py").write_text(playground_notebook(run, "http://localhost:8501/playground").script())
         folders.append(folder)
     outputs = run_scripts(folders)
-    wrong, same_as_page = [], 0
+    wrong = []
     for name, folder in zip(setups, folders, strict=True):
         out = outputs[str(folder)]
         numbers = printed(out)
         last = out.strip().splitlines()[-1]
         if any(numbers.get(k) != v for k, v in expected[name].items()) or not last.startswith("test "):
             wrong.append(f"{name}: library {expected[name]}, script {numbers}\n{out[-600:]}")
-        same_as_page += all(numbers.get(k) == v for k, v in page[name].items())
-    print(f"\n{len(setups)} setups; the page's NumPy-path numbers shown alike in {same_as_page}")
     assert not wrong, "\n".join(wrong)
 
 

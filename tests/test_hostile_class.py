@@ -1,8 +1,8 @@
-"""A class with twenty hostile students in it, in Chromium, on a real PostgreSQL that restarts in
+"""A class with fifteen hostile students in it, in Chromium, on a real PostgreSQL that restarts in
 the middle of the class.
 
 Three honest students join from the projector's link and play a challenge to its goal; the
-instructor watches the board in projector mode. Twenty hostile sessions, each a browser of its
+instructor watches the board in projector mode. Hostile sessions, each a browser of its
 own on an address of its own (as the project's nginx passes it on: X-Forwarded-For from the same
 machine), try what a student could: names that look like a classmate's, markup for a name, more
 nicknames than a browser may have, the instructor's old `?key=` link and a guessed one, reading
@@ -34,17 +34,13 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(1200)]
 
 CHALLENGE = "moons-20"
 HONEST = {"Ana": 0, "Ben": 3, "Chloé": 5}  # nickname -> the seed they train with
-LOOKALIKES = {  # what each hostile session types, and what the page says
+# What each hostile session types, and what the page says: one for each sentence a lookalike gets
+# (tests/test_names.py refuses thousands through the library; here, the words a browser shows)
+LOOKALIKES = {
     "Аna": "different scripts",  # a Cyrillic А
-    "Ana\u034f": "shows nothing",  # an invisible mark
-    "Ana\ufe0f": "shows nothing",  # a variation selector
-    "ANA": "looks the same",
-    "Ana\u0300\u0301\u0302\u0303\u0304": "accents on one letter",
+    "Ben\u200b": "shows nothing",  # an invisible mark
     "𝐀𝐧𝐚": "looks the same",  # mathematical bold
-    "Ben\u200b": "shows nothing",
-    "Вen": "different scripts",
-    "Bеn": "different scripts",  # a Cyrillic е
-    "  ana  ": "looks the same",
+    "Ana\u0300\u0301\u0302\u0303\u0304": "accents on one letter",
 }
 MARKUP = "<img src=x onerror=f()>"  # (24 characters at most: the box takes no more)
 
@@ -98,7 +94,7 @@ def database():
         yield new_database(server, "hostile")
 
 
-def test_a_class_with_twenty_hostile_students_and_a_database_restart(browser, database):
+def test_a_class_with_fifteen_hostile_students_and_a_database_restart(browser, database):
     with serve_app("hostile-class.log", env={"MLP_DATABASE_URL": database}) as url:
         room = Class(browser, url)
         try:

@@ -26,13 +26,13 @@ HEALTH_STUCK_S = 5.0  # a health check this slow: the server stopped answering
 
 @pytest.fixture(scope="module")
 def hall(browser):
-    # Shorter than docs/hosting.md's run (python -m bench.load): MNIST runs of 1 epoch, 10 visitors
-    # coming and going 5 at a time; the suite's time is CI's budget (with 20 visitors, 10 at a
+    # Shorter than docs/hosting.md's run (python -m bench.load): MNIST runs of 1 epoch, 6 visitors
+    # coming and going 3 at a time; the suite's time is CI's budget (with 20 visitors, 10 at a
     # time, this fixture once took over 900 s here).
     # Sixteen visitors only: eight are the same path with fewer, and bench.load measures both.
     # Without the report's rates (an MNIST run alone, the machine's speed): nothing here asserts them.
     rows, memory = lecture_hall(
-        [16], seconds=10, mnist=2, visitors=10, browser=browser, epochs=1, batch=5, rates=False
+        [16], seconds=10, mnist=2, visitors=6, browser=browser, epochs=1, batch=3, rates=False
     )
     text = report(rows, memory) + f"\nthe targets on a quiet machine (bench.load reports them): {TARGETS}"
     print("\n" + text)
