@@ -5,8 +5,9 @@ The notebook is written in PyTorch, so it is held to the library's torch path (t
 autograd steps, fused optimizers): the train loss and the test accuracy the page shows (4
 decimals), for every lesson's and challenge's playground setup and a setup for each option.
 A small network on the page trains on the NumPy fast path, whose rounding differs from torch's
-in the last bits: on 38 of these 43 setups its numbers show alike at 4 decimals (measured once,
-README "Take the run home"; not asserted, it is the fast path's rounding, not the notebook's).
+in the last bits: on 38 of these 43 setups the page's train loss and test accuracy show alike
+(measured once, README "Take the run home"; not asserted: the fast path's rounding, not the
+notebook's).
 """
 
 from __future__ import annotations

@@ -207,8 +207,8 @@ def export_panel(run: Playground, uploaded: bool, link: str = "") -> None:
         st.caption(
             "The notebook and the script are this run in plain PyTorch and NumPy: its data, its network, "
             "its training, from the start. They print the train loss and test accuracy PyTorch gets; a small "
-            "network here steps in NumPy, whose last bits round differently: on most setups the numbers "
-            "shown are the same, a chaotic run (a very large step) can part."
+            "network here steps in NumPy, whose last bits round differently: on most setups the two are "
+            "the same, a chaotic run (a very large step) or a near-perfect fit's test loss can part."
         )
         for col, (label, data, name) in zip(st.columns(3) * 2, files, strict=True):
             col.download_button(label, data=data, file_name=name, on_click="ignore")
