@@ -18,6 +18,7 @@ Layers; arrows point down (tests/test_repo.py checks it):
                       fastpath/, a small network's step as one NumPy computation
     links/            each setting declared once, and the link form (imports only the core)
     figures/          plotly figures and SVG from plain arrays: no training, no settings
+    export/           a run as a notebook or a script in plain PyTorch that gives its numbers
     lessons/          one model per page: its settings, its batch or points, what it shows
     runs/             a visitor's runs: the playground's frames, MNIST jobs, what a run shows
     curriculum/       the lessons, the challenges, the guided tour, the teacher task
