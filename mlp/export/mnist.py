@@ -90,14 +90,7 @@ def mnist_notebook(
         "## The loss\n\nSoftmax cross-entropy: −log of the probability the network gives the right "
         "digit, averaged over the batch."
     )
-    nb.code(pieces.loss_cell(cfg))
-    nb.md(pieces.optimizer_markdown(cfg))
-    nb.code(pieces.optimizer_cell(cfg))
-    nb.md(
-        "## Training\n\nAn epoch is a pass over the training digits in batches; after each, the "
-        "validation digits are scored."
-    )
-    nb.code(pieces.loop_cell(cfg, bool(s.dropout), run.trainer.threads or None, scored="val"))
+    pieces.add_training(nb, cfg, bool(s.dropout), run.trainer.threads or None, "digits", scored="val")
     nb.md("## The curves\n\nThe training and validation loss, epoch by epoch.")
     nb.code(CURVES + pieces.SHOW_FIGURE.replace("$name", "curves.html"))
     if kept:

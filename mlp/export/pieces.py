@@ -304,11 +304,6 @@ def step_lines(cfg: TrainConfig, indent: str) -> str:
     return "\n".join(indent + line if line else line for line in lines)
 
 
-def needs_math(cfg: TrainConfig, config: ModelConfig) -> bool:
-    """Whether the notebook's code calls the math module."""
-    return scheduled(cfg) or config.init == "pytorch"
-
-
 def loop_cell(cfg: TrainConfig, dropout: bool, threads: int | None = None, scored: str = "test") -> str:
     """`evaluate`, then the training loop over train_inputs/train_labels, a line every so often,
     each epoch scored on `scored`_inputs/_labels ("test", or MNIST's "val") and kept in `history`.
@@ -455,3 +450,19 @@ $step
             $line
         )
 """
+
+
+def add_training(
+    nb, cfg: TrainConfig, dropout: bool, threads: int | None, items: str, scored: str = "test"
+) -> None:
+    """The cells every notebook trains with: the loss's code, the optimizer (its words and code),
+    and the loop, each epoch over the training `items` ("points", "digits") scored on `scored`."""
+    nb.code(loss_cell(cfg))
+    nb.md(optimizer_markdown(cfg))
+    nb.code(optimizer_cell(cfg))
+    name = {"test": "test", "val": "validation"}[scored]
+    nb.md(
+        f"## Training\n\nAn epoch is a pass over the training {items} in batches; after each, the "
+        f"{name} {items} are scored."
+    )
+    nb.code(loop_cell(cfg, dropout, threads, scored))

@@ -88,14 +88,7 @@ def playground_notebook(run: Playground, link: str) -> Notebook:
             else ""
         )
     )
-    nb.code(pieces.loss_cell(cfg))
-    nb.md(pieces.optimizer_markdown(cfg))
-    nb.code(pieces.optimizer_cell(cfg))
-    nb.md(
-        "## Training\n\n"
-        "An epoch is a pass over the training points in batches; after each, the test points are scored."
-    )
-    nb.code(pieces.loop_cell(cfg, bool(s.dropout), cfg.threads))
+    pieces.add_training(nb, cfg, bool(s.dropout), cfg.threads, "points")
     nb.md(
         "## What it learned\n\n"
         + (
@@ -146,10 +139,7 @@ def data_cell(kind: str, embedded: bool, points, regress: bool) -> str:
     if embedded:
         return "\n".join(
             [
-                "def unpack(text, dtype, columns=None):",
-                '    """An array the page embedded: its bytes in base64."""',
-                "    array = np.frombuffer(base64.b64decode(text), dtype=dtype).copy()  # writable",
-                "    return array if columns is None else array.reshape(-1, columns)",
+                UNPACK,
                 "",
                 "",
                 unpacked("X_train", points.X_train, "np.float32, 2"),
@@ -227,6 +217,12 @@ def make_2d(n, noise, classes, seed):
             kind=kind,
         )
     return sources, maker
+
+
+UNPACK = '''def unpack(text, dtype, columns=None):
+    """An array the page embedded: its bytes in base64."""
+    array = np.frombuffer(base64.b64decode(text), dtype=dtype).copy()  # writable
+    return array if columns is None else array.reshape(-1, columns)'''  # what `unpacked` calls
 
 
 def unpacked(name: str, array: np.ndarray, args: str) -> str:

@@ -16,7 +16,7 @@ import mlp.activations as activations
 import mlp.export.pieces as pieces
 from mlp.data import MAX_CLASSES, class_count, teacher
 from mlp.export.notebook import Notebook, fill, literal, md_link, settings_dict
-from mlp.export.playground import generator_code, unpacked
+from mlp.export.playground import UNPACK, generator_code, unpacked
 
 if TYPE_CHECKING:
     from mlp.lessons.forward_backward import Walkthrough
@@ -150,10 +150,7 @@ def batch_cell(walk: Walkthrough) -> str:
         return "\n".join(lines)
     return "\n".join(
         [
-            "def unpack(text, dtype, columns=None):",
-            '    """An array the page embedded: its bytes in base64."""',
-            "    array = np.frombuffer(base64.b64decode(text), dtype=dtype).copy()  # writable",
-            "    return array if columns is None else array.reshape(-1, columns)",
+            UNPACK,
             "",
             "",
             "# The page's digits: MNIST test digits it drew at random, embedded (784 pixels a row)",
