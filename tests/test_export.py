@@ -98,17 +98,23 @@ def library_run(settings: pg.Settings, edits: Edits | None, fast: bool) -> Playg
     return run
 
 
-def run_scripts(folders: list[Path]) -> dict[str, str]:
-    """Each folder's run.py run in one `python -I` (the project not importable): its output."""
+def run_scripts(tmp_path: Path, scripts: dict[str, str]) -> dict[str, str]:
+    """Each script as run.py in a folder of its own, all run in one `python -I` (the project not
+    importable): each one's output, by name."""
+    folders = {name: tmp_path / name for name in scripts}
+    for name, folder in folders.items():
+        folder.mkdir()
+        (folder / "run.py").write_text(scripts[name])
     done = subprocess.run(
-        [sys.executable, "-I", str(RUNNER), *map(str, folders)],
+        [sys.executable, "-I", str(RUNNER), *map(str, folders.values())],
         capture_output=True,
         text=True,
         timeout=900,
-        cwd=folders[0],
+        cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout)
+    outputs = json.loads(done.stdout)
+    return {name: outputs[str(folder)] for name, folder in folders.items()}
 
 
 def printed(output: str) -> dict[str, str]:
@@ -127,18 +133,15 @@ def shown(run: Playground) -> dict[str, str]:
 @pytest.mark.slow
 def test_every_playground_setup_as_a_script_prints_the_librarys_numbers(tmp_path):
     setups = playground_setups()
-    folders, expected = [], {}
+    scripts, expected = {}, {}
     for name, (settings, edits) in setups.items():
         run = library_run(settings, edits, fast=False)
         expected[name] = shown(run)
-        folder = tmp_path / name
-        folder.mkdir()
-        (folder / "run.py").write_text(playground_notebook(run, "http://localhost:8501/playground").script())
-        folders.append(folder)
-    outputs = run_scripts(folders)
+        scripts[name] = playground_notebook(run, "http://localhost:8501/playground").script()
+    outputs = run_scripts(tmp_path, scripts)
     wrong = []
-    for name, folder in zip(setups, folders, strict=True):
-        out = outputs[str(folder)]
+    for name in setups:
+        out = outputs[name]
         numbers = printed(out)
         last = out.strip().splitlines()[-1]
         if any(numbers.get(k) != v for k, v in expected[name].items()) or not last.startswith("test "):
@@ -274,18 +277,15 @@ def mnist_shown(run: MnistRun) -> dict[str, str]:
 @pytest.mark.slow
 def test_every_mnist_setup_as_a_script_prints_the_pages_numbers(tmp_path):
     data = load_sample()
-    folders, expected = [], {}
+    scripts, expected = {}, {}
     for name, settings in mnist_setups().items():
         run = mnist_run(data, settings)
         expected[name] = mnist_shown(run)
-        folder = tmp_path / name
-        folder.mkdir()
-        (folder / "run.py").write_text(mnist_notebook(run, "http://localhost:8501/mnist").script())
-        folders.append(folder)
-    outputs = run_scripts(folders)
+        scripts[name] = mnist_notebook(run, "http://localhost:8501/mnist").script()
+    outputs = run_scripts(tmp_path, scripts)
     wrong = []
-    for (name, numbers), folder in zip(expected.items(), folders, strict=True):
-        out = outputs[str(folder)]
+    for name, numbers in expected.items():
+        out = outputs[name]
         if printed(out) | numbers != printed(out) or not out.strip().splitlines()[-1].startswith(
             "test accuracy"
         ):
@@ -391,20 +391,17 @@ def walk_shown(walk) -> dict[str, str]:
 
 
 def test_every_walk_as_a_script_prints_the_pages_numbers(tmp_path):
-    folders, expected = [], {}
+    scripts, expected = {}, {}
     for name, settings in walk_setups().items():
         walk = fb.run_lesson(settings)
         expected[name] = walk_shown(walk)
-        folder = tmp_path / name
-        folder.mkdir()
-        (folder / "run.py").write_text(walk_notebook(walk, "http://localhost:8501/forward_backward").script())
-        folders.append(folder)
-    outputs = run_scripts(folders)
+        scripts[name] = walk_notebook(walk, "http://localhost:8501/forward_backward").script()
+    outputs = run_scripts(tmp_path, scripts)
     wrong = [
-        f"{name}: the page {numbers}\n{outputs[str(folder)][-600:]}"
-        for (name, numbers), folder in zip(expected.items(), folders, strict=True)
-        if printed(outputs[str(folder)]) | numbers != printed(outputs[str(folder)])
-        or "largest difference from autograd's gradients" not in outputs[str(folder)]
+        f"{name}: the page {numbers}\n{outputs[name][-600:]}"
+        for name, numbers in expected.items()
+        if printed(outputs[name]) | numbers != printed(outputs[name])
+        or "largest difference from autograd's gradients" not in outputs[name]
     ]
     assert not wrong, "\n".join(wrong)
 
@@ -527,28 +524,32 @@ def test_a_setting_changed_in_the_notebook_trains_as_the_page_would_with_it(tmp_
     script = playground_notebook(library_run(base, None, fast=False), "").script()
     changes = {"activation": "tanh", "hidden": [16], "classes": 4, "batch_size": 64, "lr": 0.03, "n": 400}
     changed = replace(base, activation="tanh", hidden=(16,), classes=4, batch_size=64, lr=0.03, n=400)
-    folders = []
-    for name, text in {
-        "changed": edited(script, **changes),
-        "exploding": edited(script, lr=1e6, batch_size=16),  # past what the page allows: it can't stop you
-        "walk": edited(walk_notebook(fb.run_lesson(fb.ForwardSettings()), "").script(), hidden=[4, 6], k=2),
-        "toy": edited(
-            walk_notebook(fb.run_lesson(fb.ForwardSettings(source="toy", toy_kind="spiral")), "").script(),
-            k=2,
-        ),
-    }.items():
-        (folder := tmp_path / name).mkdir()
-        (folder / "run.py").write_text(text)
-        folders.append(folder)
-    outputs = run_scripts(folders)
-    assert printed(outputs[str(folders[0])]) | shown(library_run(changed, None, fast=False)) == printed(
-        outputs[str(folders[0])]
-    ), outputs[str(folders[0])][-600:]
-    assert "no epoch to show" in outputs[str(folders[1])] and "FAILED" not in outputs[str(folders[1])]
+    outputs = run_scripts(
+        tmp_path,
+        {
+            "changed": edited(script, **changes),
+            "exploding": edited(
+                script, lr=1e6, batch_size=16
+            ),  # past what the page allows: it can't stop you
+            "walk": edited(
+                walk_notebook(fb.run_lesson(fb.ForwardSettings()), "").script(), hidden=[4, 6], k=2
+            ),
+            "toy": edited(
+                walk_notebook(
+                    fb.run_lesson(fb.ForwardSettings(source="toy", toy_kind="spiral")), ""
+                ).script(),
+                k=2,
+            ),
+        },
+    )
+    assert printed(outputs["changed"]) | shown(library_run(changed, None, fast=False)) == printed(
+        outputs["changed"]
+    ), outputs["changed"][-600:]
+    assert "no epoch to show" in outputs["exploding"] and "FAILED" not in outputs["exploding"]
     walk = fb.run_lesson(fb.ForwardSettings(hidden=(4, 6), k=2))
-    assert printed(outputs[str(folders[2])]) | walk_shown(walk) == printed(outputs[str(folders[2])])
+    assert printed(outputs["walk"]) | walk_shown(walk) == printed(outputs["walk"])
     toy = fb.run_lesson(fb.ForwardSettings(source="toy", toy_kind="spiral", k=2))
-    assert printed(outputs[str(folders[3])]) | walk_shown(toy) == printed(outputs[str(folders[3])])
+    assert printed(outputs["toy"]) | walk_shown(toy) == printed(outputs["toy"])
 
 
 def test_a_challenges_mnist_run_scores_no_test_digit_the_board_keeps_hidden(tmp_path):
