@@ -1,12 +1,15 @@
 """Every lesson keeps its promise: its setup, loaded as the page loads it, trained by the library.
 
-A promise is checked on five seeds: offset k = 0..4 added to every setup's `seed` (initial
+A promise is checked on ten seeds: offset k = 0..9 added to every setup's `seed` (initial
 weights, batch order) and `dseed` (the points), nothing else changed, as a class trying other
-seeds would. It must hold on at least 4 of them (the slow tests); the quick ones try offset 0.
-Thresholds are stated here; the values measured at offsets 0, 1, 2, 3, 4 are in comments.
+seeds would. It must hold on at least 9 of them (the slow tests); the quick ones try offset 0.
+Thresholds are stated here; the values measured at offsets 0..9 are in comments. And each run
+the slow tests try a few seeds nobody tuned on, drawn at random and printed (the last test).
 """
 
 import math
+import os
+import random
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -24,6 +27,7 @@ from mlp.metrics import neighbour_correlation
 from mlp.runs.mnist import MnistRun, first_layer_weights
 from mlp.runs.playground import Playground
 from mlp.train.penalty import penalised, zero_count
+from tests.seeds import misses
 
 READERS = {"playground": pg.from_query, "forward_backward": fb.from_query, "mnist": mn.from_query}
 
@@ -34,8 +38,8 @@ def settings_of(setup: Setup):
     return settings
 
 
-SEEDS = range(5)  # offsets added to each setup's seed and dseed
-AT_LEAST = 4  # of the five: a promise may miss on one seed, never on two
+SEEDS = range(10)  # offsets added to each setup's seed and dseed
+AT_LEAST = 9  # of the ten: a promise may miss on one seed, never on two
 
 
 def moved(setup: Setup, k: int) -> Setup:
@@ -46,7 +50,7 @@ def moved(setup: Setup, k: int) -> Setup:
 
 def holds_on_seeds(promise: Callable[[int], list[str]]) -> None:
     """`promise(k)` says what failed at offset k (nothing if it held); it holds on ≥ AT_LEAST."""
-    failed = {k: problems for k in SEEDS if (problems := promise(k))}
+    failed = misses(promise, SEEDS)  # the seeds in parallel, a process per core (tests/seeds.py)
     assert len(SEEDS) - len(failed) >= AT_LEAST, failed
 
 
@@ -95,7 +99,9 @@ def test_views_in_forward_links_round_trip_and_bad_ones_get_notes():
 def xor_needs_a_hidden_layer(k: int) -> list[str]:
     line = LESSONS["xor-line"]
     flat, bent = last(trained(line.setup, k=k)).val_acc, last(trained(line.compare[0][1], k=k)).val_acc
-    # measured: no hidden layer 0.512 0.475 0.562 0.537 0.412; 4 tanh units 1.000 1.000 1.000 0.938 1.000
+    # measured: no hidden layer 0.512 0.475 0.562 0.537 0.412 0.613 0.575 0.637 0.537 0.537;
+    # 8 tanh units 1.000 0.988 1.000 0.963 1.000 0.963 0.988 0.988 0.975 0.963 (4 units, as the
+    # lesson had, stalled at 86-89% on 3 of 20 seeds)
     return [f"line {flat:.3f}"] * (flat >= 0.80) + [f"hidden layer {bent:.3f}"] * (bent < 0.90)
 
 
@@ -104,7 +110,7 @@ def test_xor_needs_a_hidden_layer():
 
 
 @pytest.mark.slow
-def test_xor_needs_a_hidden_layer_on_five_seeds():
+def test_xor_needs_a_hidden_layer_on_ten_seeds():
     holds_on_seeds(xor_needs_a_hidden_layer)
 
 
@@ -113,7 +119,8 @@ def circles_need_squares_or_a_hidden_layer(k: int) -> list[str]:
     flat, squared = trained(lesson.setup, k=k), trained(lesson.compare[0][1], k=k)
     assert squared.model.config.d_in == 4 and squared.settings.hidden == ()
     line, circle = last(flat).val_acc, last(squared).val_acc
-    # measured: x1, x2 only 0.475 0.550 0.575 0.438 0.537; with x1², x2² 1.000 0.988 0.975 0.975 1.000
+    # measured: x1, x2 only 0.475 0.550 0.575 0.438 0.537 0.500 0.512 0.525 0.512 0.550;
+    # with x1², x2² 1.000 0.988 0.975 0.975 1.000 1.000 1.000 1.000 0.988 1.000
     return [f"line {line:.3f}"] * (line >= 0.70) + [f"with x1², x2² {circle:.3f}"] * (circle < 0.95)
 
 
@@ -122,7 +129,7 @@ def test_circles_need_squares_or_a_hidden_layer():
 
 
 @pytest.mark.slow
-def test_circles_need_squares_or_a_hidden_layer_on_five_seeds():
+def test_circles_need_squares_or_a_hidden_layer_on_ten_seeds():
     holds_on_seeds(circles_need_squares_or_a_hidden_layer)
 
 
@@ -131,7 +138,8 @@ def bumps_need_hidden_units(k: int) -> list[str]:
     flat, bent = trained(lesson.setup, k=k), trained(lesson.compare[0][1], k=k)
     assert flat.trainer.cfg.loss == bent.trainer.cfg.loss == "mse" and flat.model.config.d_out == 1
     plane, bumps = last(flat).val_acc, last(bent).val_acc  # a regression's val_acc is its test R²
-    # measured: no hidden layer -0.025 0.031 -0.002 0.013 0.012; 16-16 tanh 0.962 0.950 0.943 0.955 0.967
+    # measured: no hidden layer -0.025 0.031 -0.002 0.013 0.012 0.016 0.007 0.012 -0.116 0.022;
+    # 16-16 tanh 0.962 0.949 0.943 0.954 0.967 0.978 0.930 0.960 0.965 0.940
     return [f"plane R² {plane:.3f}"] * (plane >= 0.3) + [f"hidden layers R² {bumps:.3f}"] * (bumps < 0.8)
 
 
@@ -140,7 +148,7 @@ def test_bumps_need_hidden_units():
 
 
 @pytest.mark.slow
-def test_bumps_need_hidden_units_on_five_seeds():
+def test_bumps_need_hidden_units_on_ten_seeds():
     holds_on_seeds(bumps_need_hidden_units)
 
 
@@ -148,10 +156,12 @@ def depth_beats_width_early(k: int) -> list[str]:
     lesson = LESSONS["width-depth"]
     wide, deep = trained(lesson.setup, k=k), trained(lesson.compare[0][1], k=k)
     count = [sum(p.numel() for p in run.model.parameters()) for run in (wide, deep)]
-    assert count == [81, 81]
+    assert count == [365, 365]
     w, d = last(wide), last(deep)
-    # measured test accuracy wide 0.750 0.758 0.750 0.800 0.683, deep 0.917 0.908 0.825 0.950 0.833;
-    # test loss wide 0.47 0.50 0.48 0.48 0.58, deep 0.31 0.36 0.36 0.37 0.41 (ratio 0.65-0.78)
+    # measured test accuracy wide 0.900 0.920 0.905 0.855 0.900 0.905 0.910 0.875 0.895 0.910,
+    # deep 0.960 0.955 0.970 0.960 0.975 0.985 0.955 0.955 0.955 0.980; test loss wide 0.28-0.38,
+    # deep 0.11-0.30. Three arms and 13 vs 6-6 units, as the lesson had, held on 14 of 20 seeds:
+    # small nets on 120 test points are a coin toss; five arms on 200 points held on 40 of 40
     return [f"accuracy {d.val_acc:.3f} vs {w.val_acc:.3f}"] * (d.val_acc <= w.val_acc) + [
         f"loss {d.val_loss:.3f} vs {w.val_loss:.3f}"
     ] * (d.val_loss >= 0.85 * w.val_loss)
@@ -166,13 +176,13 @@ def learning_rates(k: int) -> list[str]:
     lesson, problems = LESSONS["learning-rate"], []
     high = trained(lesson.setup, k=k)
     if not (high.trainer.status == "diverged" and high.view.banner()[0] == "error"):  # the page says so
-        problems.append(f"lr = 10 {high.trainer.status}")  # measured: diverged on all five
+        problems.append(f"lr = 10 {high.trainer.status}")  # measured: diverged on all ten
     low = trained(lesson.compare[0][1], k=k)
     losses = [e.train_loss for e in low.trainer.history.epochs]
-    # measured final / first train loss 0.965 0.970 0.983 0.987 0.937
-    if not (low.trainer.status == "done" and losses[-1] > 0.90 * losses[0]):
+    # measured final / first train loss 0.965 0.970 0.983 0.987 0.937 0.974 0.947 0.980 0.900 0.989
+    if not (low.trainer.status == "done" and losses[-1] > 0.85 * losses[0]):
         problems.append(f"lr = 0.0001 {losses[-1]:.3f} from {losses[0]:.3f}")
-    middle = last(trained(lesson.compare[1][1], k=k)).val_acc  # measured 1.000 1.000 0.975 1.000 1.000
+    middle = last(trained(lesson.compare[1][1], k=k)).val_acc  # measured 0.975-1.000
     return problems + [f"lr = 0.3 {middle:.3f}"] * (middle < 0.95)
 
 
@@ -181,7 +191,7 @@ def test_too_high_a_learning_rate_explodes_and_too_low_a_one_crawls():
 
 
 @pytest.mark.slow
-def test_learning_rates_on_five_seeds():
+def test_learning_rates_on_ten_seeds():
     holds_on_seeds(learning_rates)
 
 
@@ -189,9 +199,10 @@ def relus_die(k: int) -> list[str]:
     lesson = LESSONS["dead-relu"]
     relu, leaky = trained(lesson.setup, k=k), trained(lesson.compare[0][1], k=k)
     dead, guess, kept = hidden_dead_share(relu), last(relu).val_acc, last(leaky).val_acc
-    # measured dead share 0.73 0.78 0.58 0.58 0.62, ReLU test accuracy 0.500 on all five;
-    # leaky ReLU 1.000 0.975 0.963 0.975 0.988 (its units sit on their flat side as often, but
-    # its slope of 0.01 still passes gradient)
+    # measured dead share 0.70 0.58 0.73 0.58 0.56 0.73 0.77 0.55 0.61 0.69, ReLU test accuracy
+    # 0.500 on all ten; leaky ReLU 0.988 0.988 0.975 0.988 0.975 0.988 1.000 0.988 1.000 0.950 (its
+    # units sit on their flat side as often, but its slope of 0.01 still passes gradient). Offsets
+    # 2000-2099: below 0.9 on 15 of 100 (0.50-0.89); the lesson says "about one in seven".
     problems = [f"dead {dead:.2f}"] * (dead < 0.5) + [f"ReLU {guess:.3f}"] * (guess > 0.6)
     return problems + [f"leaky {kept:.3f}"] * (kept < 0.9)
 
@@ -205,13 +216,13 @@ def small_init_stalls(k: int) -> list[str]:
     lesson = LESSONS["init"]
     spread = activation_spread(depth=10, width=256, seed=k)
     shrunk, kept = spread["normal"][-1] / spread["normal"][0], spread["kaiming"][-1] / spread["kaiming"][0]
-    # measured ×1.1e-6 1.5e-6 1.4e-6 0.9e-6 1.3e-6 (each layer ×0.26), He ×0.73 0.96 0.89 0.58 0.85
+    # measured ×0.9e-6-1.7e-6 (each layer ×0.26), He ×0.73 0.96 0.89 0.58 0.85 1.08 0.72 0.94 0.97 1.04
     problems = [f"N(0, 0.02) ×{shrunk:.2g}"] * (shrunk >= 1e-3) + [f"He ×{kept:.2g}"] * (not 0.5 <= kept <= 2)
     small, he = last(trained(lesson.compare[0][1], k=k)), last(trained(lesson.compare[1][1], k=k))
-    # measured train loss 0.6939 0.6938 0.6944 0.6943 0.6934 at 0.500 test accuracy (ln 2 = 0.6931)
+    # measured train loss 0.6933-0.6945 at 0.500 test accuracy on all ten (ln 2 = 0.6931)
     if abs(small.train_loss - math.log(2)) >= 0.01 or small.val_acc > 0.55:
         problems.append(f"small init {small.train_loss:.4f}, {small.val_acc:.3f}")
-    # measured He test accuracy 0.975 1.000 0.988 0.988 1.000
+    # measured He test accuracy 0.963-1.000
     return problems + [f"He {he.val_acc:.3f}"] * (he.val_acc < 0.95)
 
 
@@ -233,9 +244,9 @@ def l1_zeroes_weights(k: int) -> list[str]:
     l1, l2, free = (trained(s, k=k) for s in (lesson.setup, lesson.compare[0][1], lesson.compare[1][1]))
     (zeros, total), (l2_zeros, _) = zero_count(penalised(l1.model)), zero_count(penalised(l2.model))
     accuracy, shrink = last(l1).val_acc, mean_abs_weight(l2) / mean_abs_weight(free)
-    # measured L1 zeros 83 80 79 84 80 of 96 at test accuracy 0.988 0.988 0.975 0.988 1.000;
-    # L2 zeros 0 on all five, mean |w| 0.37 0.36 0.26 0.37 0.36 vs unpenalised 0.87 0.74 0.72 0.76 0.85
-    # (×0.42 0.49 0.36 0.48 0.43)
+    # measured L1 zeros 83 80 79 84 80 80 80 79 85 85 of 96 at test accuracy 0.963-1.000;
+    # L2 zeros 0 on all ten, mean |w| ×0.42 0.49 0.36 0.48 0.43 0.40 0.44 0.34 0.44 0.40 the
+    # unpenalised run's
     problems = [f"L1 zeros {zeros} of {total}"] * (zeros < total / 2)
     problems += [f"L1 {accuracy:.3f}"] * (accuracy < 0.9)
     problems += [f"L2 zeros {l2_zeros}"] * (l2_zeros > 0)
@@ -247,7 +258,7 @@ def test_l1_zeroes_weights_and_l2_only_shrinks_them():
 
 
 @pytest.mark.slow
-def test_l1_zeroes_weights_on_five_seeds():
+def test_l1_zeroes_weights_on_ten_seeds():
     holds_on_seeds(l1_zeroes_weights)
 
 
@@ -255,15 +266,17 @@ def over_fits(k: int) -> list[str]:
     lesson = LESSONS["overfitting"]
     free, decayed = trained(lesson.setup, k=k), trained(lesson.compare[0][1], k=k)
     f, d, problems = last(free), last(decayed), []
-    if f.train_acc - f.val_acc < 0.15:  # measured train 1.00 vs test 0.68 0.75 0.72 0.75 0.76
+    if f.train_acc - f.val_acc < 0.10:  # measured a gap of 0.17-0.32 (0.14-0.32 on 30 others)
         problems.append(f"gap {f.train_acc:.2f} - {f.val_acc:.2f}")
-    test_losses = [e.val_loss for e in free.trainer.history.epochs]
-    if test_losses[-1] < 3 * min(test_losses):  # measured 13.5 8.7 8.7 7.7 7.2 × its low
-        problems.append(f"test loss only ×{test_losses[-1] / min(test_losses):.1f}")
-    # measured decayed test loss 0.39 0.43 0.36 0.42 0.36 vs free 5.55 3.91 2.99 3.37 2.40;
-    # test accuracy 0.81 0.82 0.85 0.80 0.88 vs free 0.68 0.75 0.72 0.75 0.76
-    if d.val_loss >= 0.25 * f.val_loss or d.val_acc <= f.val_acc:
-        problems.append(f"decay {d.val_loss:.2f}, {d.val_acc:.2f} vs {f.val_loss:.2f}, {f.val_acc:.2f}")
+    free_losses = [e.val_loss for e in free.trainer.history.epochs]
+    if free_losses[-1] < 3 * min(free_losses):  # measured 13.5 8.7 8.2 7.0 6.4 9.1 4.9 6.2 15.1 5.0 × its low
+        problems.append(f"test loss only ×{free_losses[-1] / min(free_losses):.1f}")
+    # measured decayed test loss ×1.01-1.10 its low, ×0.07-0.21 the free net's (0.36-0.46 vs
+    # 1.84-5.57). Test accuracy +0.14 0.07 0.17 0.05 0.13 0.04 0.04 0.02 0.01 0.01, but -0.03 to
+    # +0.18 on offsets 500-529: not promised (the lesson says "usually", and why)
+    decayed_losses = [e.val_loss for e in decayed.trainer.history.epochs]
+    if decayed_losses[-1] > 1.5 * min(decayed_losses) or d.val_loss >= 0.5 * f.val_loss:
+        problems.append(f"decay {d.val_loss:.2f} (low {min(decayed_losses):.2f}) vs {f.val_loss:.2f}")
     return problems
 
 
@@ -274,7 +287,7 @@ def test_few_points_and_a_wide_net_over_fit_and_weight_decay_helps():
 
 def engines_agree(k: int) -> list[str]:
     gap = trained(LESSONS["engines"].setup, k=k).view.engine_gap()  # both engines: the lesson's link says so
-    # measured loss 1.2e-7 6.0e-8 1.2e-7 6.0e-8 6.0e-8, weights 3.0e-7 3.6e-7 4.8e-7 4.8e-7 3.6e-7
+    # measured loss 3.0e-8-1.2e-7, weights 2.4e-7-1.1e-6 on ten seeds
     # (with Adam, as the lesson had before, one seed reached 6.4e-5 and 2.9e-4)
     ok = gap["epochs"] == 300 and gap["loss"] < 1e-5 and gap["weights"] < 1e-4
     return [] if ok else [str(gap)]
@@ -285,7 +298,7 @@ def test_manual_backprop_and_autograd_train_the_same_network():
 
 
 @pytest.mark.slow
-def test_manual_backprop_and_autograd_agree_on_five_seeds():
+def test_manual_backprop_and_autograd_agree_on_ten_seeds():
     holds_on_seeds(engines_agree)
 
 
@@ -295,10 +308,10 @@ def mnist_in_a_minute(k: int) -> list[str]:
     run = MnistRun(load_sample("a test"), replace(settings, device="cpu"))
     run.trainer.fit()
     run.finish()
-    accuracy = run.evaluate().accuracy  # measured 0.925 0.919 0.933 0.921 0.917
+    accuracy = run.evaluate().accuracy  # measured 0.910-0.933 on ten seeds
     view = run.view()
     strokes = neighbour_correlation(first_layer_weights(view.weights, start=view.first_layer_start))
-    # measured 0.74 0.74 0.74 0.73 0.74
+    # measured 0.73-0.75
     return [f"accuracy {accuracy:.3f}"] * (accuracy < 0.90) + [f"strokes {strokes:.2f}"] * (strokes < 0.5)
 
 
@@ -307,7 +320,7 @@ def test_mnist_in_a_minute():
 
 
 @pytest.mark.slow
-def test_mnist_in_a_minute_on_five_seeds():
+def test_mnist_in_a_minute_on_ten_seeds():
     holds_on_seeds(mnist_in_a_minute)
 
 
@@ -315,15 +328,13 @@ def teacher_is_learned(k: int) -> list[str]:
     s = settings_of(moved(LESSONS["teacher"].setup, k))  # the student the page trains, as it trains it
     curve = teacher_curve(s.hidden, s.k, s.activation, s.init, s.seed)
     loss, accuracy = curve["train_loss"].tolist(), float(curve["val_acc"][-1])
-    # measured first train loss 0.88 0.98 0.82 0.86 0.79 (ln 5 = 1.61), last 0.150 0.198 0.153 0.144
-    # 0.142; test accuracy 0.916 0.887 0.909 0.921 0.917
+    # measured first train loss 0.79-0.98 (ln 5 = 1.61), last 0.142-0.199; test accuracy
+    # 0.887-0.920 on ten seeds
     problems = [f"train loss {loss[0]:.3f} -> {loss[-1]:.3f}"] * (
         not (loss[0] < math.log(5) and loss[-1] < 0.25)
     )
     problems += [f"test accuracy {accuracy:.3f}"] * (accuracy < 0.87)
-    flat = last(
-        trained(LESSONS["teacher"].compare[0][1], k=k)
-    ).val_acc  # measured 0.980 0.995 0.970 0.985 0.980
+    flat = last(trained(LESSONS["teacher"].compare[0][1], k=k)).val_acc  # measured 0.970-1.000
     return problems + [f"2D {flat:.3f}"] * (flat < 0.95)
 
 
@@ -337,7 +348,7 @@ def test_the_teacher_task_its_curve_and_its_2d_version():
 def two_blobs(k: int) -> list[str]:
     run = trained(LESSONS["two-blobs"].setup, k=k)
     assert run.settings.engine == "manual" and run.points.classes == 2
-    accuracy = last(run).val_acc  # measured 1.000 1.000 0.988 0.988 1.000
+    accuracy = last(run).val_acc  # measured 0.988-1.000 on ten seeds
     return [f"accuracy {accuracy:.3f}"] * (accuracy < 0.95)
 
 
@@ -346,10 +357,56 @@ def test_the_numpy_network_separates_two_blobs():
 
 
 @pytest.mark.slow
-def test_the_numpy_network_separates_two_blobs_on_five_seeds():
+def test_the_numpy_network_separates_two_blobs_on_ten_seeds():
     holds_on_seeds(two_blobs)
 
 
 def test_a_lesson_key_is_a_link_word():
     for key in LESSONS:
         assert key == key.lower() and all(c.isalnum() or c == "-" for c in key)
+
+
+PROMISES = {
+    "xor-line": xor_needs_a_hidden_layer,
+    "circle-features": circles_need_squares_or_a_hidden_layer,
+    "regression-bumps": bumps_need_hidden_units,
+    "width-depth": depth_beats_width_early,
+    "learning-rate": learning_rates,
+    "dead-relu": relus_die,
+    "init": small_init_stalls,
+    "overfitting": over_fits,
+    "l1-zeros": l1_zeroes_weights,
+    "engines": engines_agree,
+    "mnist-minute": mnist_in_a_minute,
+    "teacher": teacher_is_learned,
+    "two-blobs": two_blobs,
+}
+UNTUNED = 4  # seeds drawn per promise each run; it must hold on at least half of them
+
+
+def untuned_seeds() -> list[int]:
+    """Offsets nobody tuned a lesson on: MLP_LESSON_SEEDS="123,4567" replays a run's draw."""
+    if chosen := os.environ.get("MLP_LESSON_SEEDS"):
+        return [int(k) for k in chosen.split(",")]
+    return random.SystemRandom().sample(range(100, 100_000), UNTUNED)
+
+
+def test_every_lesson_has_its_promise_checked_here():
+    assert set(PROMISES) == set(LESSONS)
+
+
+@pytest.mark.slow
+def test_every_promise_on_seeds_drawn_at_random(capsys):
+    """A weak promise shows up here before a class finds it: each run draws new seeds and prints
+    what each promise did on them. It fails only when a promise misses on more than half of
+    them; a single miss is printed for whoever reads the log (one in seven is dead-relu's rate)."""
+    seeds = untuned_seeds()
+    missed = {key: misses(promise, seeds) for key, promise in PROMISES.items()}
+    with capsys.disabled():
+        print(
+            f"\nlesson promises on seeds {seeds} (MLP_LESSON_SEEDS={','.join(map(str, seeds))} replays them)"
+        )
+        for key, failed in missed.items():
+            print(f"  {key}: held on {len(seeds) - len(failed)} of {len(seeds)}", failed or "")
+    weak = {key: failed for key, failed in missed.items() if len(failed) > len(seeds) / 2}
+    assert not weak, weak

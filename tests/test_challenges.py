@@ -1,10 +1,11 @@
 """Every challenge: its known solution meets it, its start (the page's setup) doesn't.
 
-On five seeds too (offset k = 0..4 added to `seed` and `dseed`, as in tests/test_catalogue.py):
+On ten seeds too (offset k = 0..9 added to `seed` and `dseed`, as in tests/test_catalogue.py):
 the verdict on each is about the challenge's own settings, trained from the moved seeds.
 """
 
 from dataclasses import replace
+from functools import cache, partial
 
 import pytest
 
@@ -15,12 +16,13 @@ from mlp.lessons import mnist as mn
 from mlp.lessons import playground as pg
 from mlp.runs.mnist import MnistRun
 from mlp.runs.playground import Playground
+from tests.seeds import misses
 from tests.test_catalogue import AT_LEAST, SEEDS, moved
 
 
 @pytest.fixture(scope="module")
 def sample():
-    return load_sample("the tests use it")
+    return _sample()
 
 
 def verdict(challenge: Challenge, setup, sample, k: int = 0):
@@ -65,26 +67,33 @@ def test_the_known_solution_meets_it_and_the_start_does_not(key, sample):
     assert not start.met, start.text
 
 
-# Measured best test accuracy (or loss) per offset 0..4, solution | start; a start that breaks the
+# Measured best test accuracy (or loss) per offset 0..9, solution | start; a start that breaks the
 # challenge's rules (circles-4, spiral-100, mnist-10k) fails on every seed whatever it reaches.
-# circles-4  1.000 0.975 0.988 0.988 0.988 (≥ 0.95)
-# spiral-sgd 0.001 0.001 0.011 0.044 0.014 | 0.699 0.695 0.743 0.673 0.641 (< 0.1 within 300 epochs)
-# moons-20   1.000 1.000 1.000 1.000 1.000 | 0.912 0.925 0.950 0.925 0.975 (≥ 0.99 within 20)
-# spiral-100 1.000 1.000 0.983 0.983 1.000 (≥ 0.95)
+# circles-4  1.000 0.975 0.988 0.988 0.988 1.000 0.988 0.975 0.750 1.000 (≥ 0.95; 4 units stall on 8)
+# spiral-sgd 0.001 0.001 0.011 0.044 0.014 0.015 0.005 0.002 0.136 0.001 | 0.61-0.76 (< 0.1 within 300)
+# moons-20   1.000 on 0-8, 0.988 on 9 | 0.900-0.975 (≥ 0.99 within 20 epochs)
+# spiral-100 1.000 1.000 0.983 0.983 1.000 0.992 1.000 1.000 0.992 1.000 (≥ 0.95)
 # MNIST on the 700 test digits a challenge shows (the other 300 hidden: MnistData.challenge_part)
-# mnist-10k  0.907 0.906 0.896 0.897 0.900 (≥ 0.88: 12 units reach about 0.90 on the sample)
-# mnist-3    0.924 0.929 0.930 0.939 0.921 | 0.891 0.879 0.886 0.884 0.869 (≥ 0.91 within 3)
+# mnist-10k  0.907 0.906 0.896 0.897 0.900 0.904 0.899 0.890 0.896 0.899 (≥ 0.88: 12 units, about 0.90)
+# mnist-3    0.921-0.946 | 0.869-0.896 (≥ 0.91 within 3)
 @pytest.mark.slow
 @pytest.mark.parametrize("key", list(CHALLENGES))
-def test_the_known_solution_meets_it_and_the_start_does_not_on_five_seeds(key, sample):
-    challenge = CHALLENGES[key]
-    held = [
-        k
-        for k in SEEDS
-        if verdict(challenge, challenge.solution, sample, k).met
-        and not verdict(challenge, challenge.start, sample, k).met
-    ]
-    assert len(held) >= AT_LEAST, held
+def test_the_known_solution_meets_it_and_the_start_does_not_on_ten_seeds(key):
+    failed = misses(partial(solved_not_started, key), SEEDS)  # a process per core (tests/seeds.py)
+    assert len(SEEDS) - len(failed) >= AT_LEAST, failed
+
+
+def solved_not_started(key: str, k: int) -> list[str]:
+    """What went wrong at offset k: the solution missing the goal, or the start meeting it."""
+    challenge, sample = CHALLENGES[key], _sample()
+    solved = verdict(challenge, challenge.solution, sample, k)
+    start = verdict(challenge, challenge.start, sample, k)
+    return [f"solution: {solved.text}"] * (not solved.met) + [f"start: {start.text}"] * start.met
+
+
+@cache
+def _sample():
+    return load_sample("the tests use it")
 
 
 def test_verdicts_say_what_is_missing():

@@ -27,9 +27,9 @@ def test_a_lesson_link_alone_fills_the_playground_and_says_what_to_watch():
     assert at.session_state["pg_settings"] == pg.from_query(lesson.setup.query)[0]
     assert lesson.watch in markdown(at) and lesson.why in markdown(at)
     assert written(at)["lesson"] == "xor-line"  # and the page's own link keeps it
-    at.button(key="pg_lesson_then").click().run()  # "Add a hidden layer of 4 units"
-    assert at.session_state["pg_settings"].hidden == (4,)
-    assert at.text_input(key="pg_hidden").value == "4"
+    at.button(key="pg_lesson_then").click().run()  # "Add a hidden layer of 8 units"
+    assert at.session_state["pg_settings"].hidden == (8,)
+    assert at.text_input(key="pg_hidden").value == "8"
     at.button(key="pg_lesson_start").click().run()
     assert at.session_state["pg_settings"].hidden == ()
 
@@ -39,7 +39,7 @@ def test_choosing_a_lesson_in_the_sidebar_loads_it_over_changed_settings():
     at.number_input(key="pg_seed").set_value(7).run()
     at.selectbox(key="pg_lesson").set_value("dead-relu").run()
     settings = at.session_state["pg_settings"]
-    assert (settings.lr, settings.optimizer, settings.activation, settings.seed) == (10.0, "sgd", "relu", 0)
+    assert (settings.lr, settings.optimizer, settings.activation, settings.seed) == (10.0, "sgd", "relu", 1)
     assert not at.exception
 
 

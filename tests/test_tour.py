@@ -82,7 +82,7 @@ def test_every_part_a_stop_points_at_is_drawn_on_its_page():
 # --- the pace: what a stop promises shows in front of the class in 10-30 s ------------------------
 
 
-def seconds_to_form(settings: pg.Settings, pace: int, seeds: int = 5) -> list[float]:
+def seconds_to_form(settings: pg.Settings, pace: int, seeds: int = 10) -> list[float]:
     """Seconds at `pace` until test accuracy first comes within 2 points of the best it reaches."""
     seconds = []
     for seed in range(seeds):
@@ -101,11 +101,11 @@ def seconds_to_form(settings: pg.Settings, pace: int, seeds: int = 5) -> list[fl
 @pytest.mark.slow
 def test_at_a_class_pace_the_default_spiral_forms_in_ten_to_thirty_seconds():
     seconds = seconds_to_form(pg.Settings(), pg.CLASS_PACE)
-    # 5 seeds: 10, 13.3, 23.3, 16.7, 16.7 s
+    # 10 seeds: 10, 13.3, 23.3, 16.7, 16.7, 16.7, 20, 20, 13.3, 16.7 s
     assert all(10 <= s <= 30 for s in seconds), seconds
 
 
-LEARNS = ("Four hidden units", "Width against depth", "Depth folds", "that works", "Your turn")
+LEARNS = ("Eight hidden units", "Width against depth", "Depth folds", "that works", "Your turn")
 STALLS = ("XOR needs", "too high", "Initialisation")  # stays at chance, diverges, stalls: at once
 
 
@@ -119,7 +119,9 @@ def titled(words: tuple[str, ...]) -> list[int]:
 def test_a_stop_that_learns_forms_in_ten_to_thirty_seconds_at_its_pace(number):
     stop = TOUR_STOPS[number - 1]
     seconds = seconds_to_form(pg.from_query(HOW_AN_MLP_LEARNS.link(number))[0], stop.pace)
-    assert 8 <= sorted(seconds)[2] <= 30 and max(seconds) <= 60, seconds  # the median, and the worst
+    assert 8 <= sorted(seconds)[len(seconds) // 2] <= 30 and max(seconds) <= 60, (
+        seconds
+    )  # the median, the worst
 
 
 @pytest.mark.slow
@@ -152,25 +154,25 @@ def markdown(at) -> str:
 
 
 def test_a_tour_link_opens_its_stop_with_the_stop_loaded_and_its_card():
-    number = 4  # "Four hidden units bend the boundary": the XOR lesson's comparison
+    number = 4  # "Eight hidden units bend the boundary": the XOR lesson's comparison
     stop = TOUR_STOPS[number - 1]
     at = open_page("pages/playground.py", HOW_AN_MLP_LEARNS.link(number))
     settings = at.session_state["pg_settings"]
     assert settings == pg.from_query(HOW_AN_MLP_LEARNS.link(number))[0]
-    assert (settings.hidden, settings.speed) == ((4,), stop.pace)
+    assert (settings.hidden, settings.speed) == ((8,), stop.pace)
     assert stop.say in markdown(at) and stop.title in markdown(at)
     assert (written(at)[TOUR], written(at)[STOP]) == (HOW_AN_MLP_LEARNS.key, str(number))
     assert not at.exception
 
 
 def test_next_and_back_move_through_the_stops_and_load_each_once():
-    at = open_page("pages/playground.py", HOW_AN_MLP_LEARNS.link(5))  # width against depth: 13 units
-    assert at.session_state["pg_settings"].hidden == (13,)
+    at = open_page("pages/playground.py", HOW_AN_MLP_LEARNS.link(5))  # width against depth: 45 units
+    assert at.session_state["pg_settings"].hidden == (45,)
     at.number_input(key="pg_seed").set_value(7).run()  # a change on a stop stays while it is shown
-    at.button(key="tour_next").click().run()  # to stop 6: two layers of 6, on the same page
-    assert at.session_state["pg_settings"].hidden == (6, 6) and written(at)[STOP] == "6"
+    at.button(key="tour_next").click().run()  # to stop 6: two layers of 15, on the same page
+    assert at.session_state["pg_settings"].hidden == (15, 15) and written(at)[STOP] == "6"
     at.button(key="tour_back").click().run()
-    assert at.session_state["pg_settings"].hidden == (13,) and written(at)[STOP] == "5"
+    assert at.session_state["pg_settings"].hidden == (45,) and written(at)[STOP] == "5"
     assert not at.exception
 
 
@@ -275,7 +277,7 @@ def test_a_class_moves_through_the_tour_with_the_arrow_keys(browser, app_url):
         assert box is not None and box["y"] + box["height"] <= 720, box
         press_for_stop(tab, "ArrowRight", 4)
         assert outlined(tab, TOUR_STOPS[3].highlight) and not tab.evaluate(OUTLINED_JS, stop.highlight)
-        assert "hidden=4&" in tab.url  # the stop's own setup, loaded: one hidden layer of 4
+        assert "hidden=8&" in tab.url  # the stop's own setup, loaded: one hidden layer of 8
         press_for_stop(tab, "ArrowLeft", 3)
         last = len(TOUR_STOPS)  # the challenge, whose page checks it; Finish goes Home
         tab.goto(f"{app_url}/playground?" + urlencode(HOW_AN_MLP_LEARNS.link(last)))

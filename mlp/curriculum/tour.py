@@ -142,8 +142,8 @@ HOW_AN_MLP_LEARNS = Tour(
         _lesson(
             "xor-line",
             1,
-            title="Four hidden units bend the boundary",
-            say="One hidden layer of 4 tanh units: each unit draws one line, and the output combines "
+            title="Eight hidden units bend the boundary",
+            say="One hidden layer of 8 tanh units: each unit draws one line, and the output combines "
             "them. The boundary bends around XOR's corners and test accuracy passes 90%.",
             highlight="pg_network",
             action="play",
@@ -153,23 +153,23 @@ HOW_AN_MLP_LEARNS = Tour(
         _lesson(
             "width-depth",
             title="Width against depth",
-            say="The spiral with one layer of 13 units: 81 parameters. Watch how it cuts corners "
-            "off the arms; then → for two layers of 6, the same 81 parameters.",
+            say="Five spiral arms and one layer of 45 units: 365 parameters. Watch how it cuts "
+            "across the arms' tips; then → for two layers of 15, the same 365 parameters.",
             highlight="pg_plane",
             action="play",
             minutes=3,
-            pace=5,
+            pace=10,
         ),
         _lesson(
             "width-depth",
             1,
             title="Depth folds the plane",
-            say="Two layers of 6 units follow the arms that one layer of 13 cut: the second layer "
+            say="Two layers of 15 units follow the arms that one layer of 45 cut: the second layer "
             "folds the first layer's pieces again.",
             highlight="pg_plane",
             action="play",
             minutes=3,
-            pace=5,
+            pace=10,
         ),
         _lesson(
             "learning-rate",
