@@ -527,7 +527,9 @@ def arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--sessions", type=int, nargs="+", default=[1, 8, 16])
     parser.add_argument("--seconds", type=float, default=20)
     parser.add_argument("--mnist", type=int, default=2, help="MNIST runs started with each K")
-    parser.add_argument("--visitors", type=int, default=50, help="then this many come and go, 10 at a time")
+    parser.add_argument(
+        "--visitors", type=int, default=20, help="then this many come and go, 10 at a time (0: none)"
+    )
     parser.add_argument(
         "--http",
         action="store_true",
