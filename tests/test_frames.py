@@ -27,6 +27,7 @@ from pages.serving.frames import (
     fps_cap,
     frame_path,
     frame_steps,
+    late_note,
     routes,
     serve_frame,
 )
@@ -125,6 +126,24 @@ def test_a_busy_servers_frames_carry_no_more_steps_than_at_ten_a_second(clock, s
         clock[0] += gap
         serve_frame(stream.token)
         assert stream.run.trainer.step_count - before <= frame_steps(speed) == speed * STEP_SECONDS
+
+
+def test_frames_that_come_late_skip_steps_and_the_plane_says_how_many_a_second_it_keeps(clock):
+    on_time, late = playing(speed=100), playing(speed=100)
+    for _ in range(40):  # 40 a second: every step trained, nothing to say
+        clock[0] += 1 / MAX_FPS
+        _, frame = serve_frame(on_time.token)
+    assert frame["note"] is None and frame["step"] == pytest.approx(100, abs=2)
+    for _ in range(12):  # 4 a second (a busy server's turns, a busy browser): 10 steps a frame
+        clock[0] += 0.25
+        _, frame = serve_frame(late.token)
+    assert frame["step"] == 120  # 40 of the 100 steps due each second
+    assert frame["note"] == late_note(0.4, 100)
+    assert frame["note"].startswith("40 of 100 steps a second: frames are reaching this tab late")
+    for _ in range(2 * MAX_FPS + 2):  # on time again: the note goes once the window has passed
+        clock[0] += 1 / MAX_FPS
+        _, frame = serve_frame(late.token)
+    assert frame["note"] is None
 
 
 def test_the_page_draws_its_frame_without_training():

@@ -71,6 +71,8 @@ FPS_BUDGET = 40  # frames a second a replica shares out among its players before
 CLASS_FPS = 10  # ...each falls back to this cap, however many play
 STEP_SECONDS = 0.1  # a frame trains at most this many seconds of its speed's steps (10 frames a second's)
 FRAME_BUDGET = 0.05  # seconds of CPU time a frame's training may take; the default frame takes ~6 ms
+PACE_SECONDS = 2.0  # the plane says the pace isn't kept when, over this long, ...
+PACE_KEPT = 0.95  # ...fewer than this share of the speed's steps were trained (frames came too late)
 # A stream stops playing when its page has not run for this long ($MLP_PLAYGROUND_LEASE_SECONDS:
 # a closed tab's run trains on until then)
 LEASE_SECONDS = float(os.environ.get("MLP_PLAYGROUND_LEASE_SECONDS", "") or 90.0)
@@ -115,6 +117,7 @@ class Stream:
         self._next_slot = 0.0  # monotonic time before which this stream's next frame doesn't start
         self._failure: str | None = None
         self.note: str | None = None  # what the plane says about the last frame's steps, if anything
+        self.pace = Pace()  # the steps skipped because frames came late
         self.lease = 0.0  # monotonic time until which the page is known to be alive
         self._holder: object | None = None  # the frame socket that renews the lease, if any
         self.key = ""  # what the canvas sends to hold the stream: new with each frame the page draws
@@ -133,7 +136,7 @@ class Stream:
         (drawn without training)."""
         with self.lock:
             if (run, speed) != (self.run, self.speed):
-                self.note, self._owed = None, 0.0
+                self.note, self._owed, self.pace = None, 0.0, Pace()
             if self._failure is not None:  # a frame failed: the page says so, and plays on a click
                 playing = False
             started = playing and not self.playing
@@ -142,6 +145,7 @@ class Stream:
             self._next_slot = min(self._next_slot, clock() + self.frame_seconds)
             if started:  # the first frame trains the steps due since Play, at least a frame's
                 self._trained_at = clock() - self.frame_seconds
+                self.pace = Pace()
             self.renew()
             self.key = secrets.token_urlsafe(8)  # the page hands it to the canvas with this frame
             return self._frame(train=False)
@@ -205,7 +209,9 @@ class Stream:
         """The steps this frame trains: the speed's since the last frame that trained, at most
         STEP_SECONDS' worth (and at least one, however slow the speed)."""
         now = clock()
-        owed = min(self._owed + self.speed * (now - self._trained_at), max(1.0, self.speed * STEP_SECONDS))
+        due = self._owed + self.speed * (now - self._trained_at)
+        owed = min(due, max(1.0, self.speed * STEP_SECONDS))
+        self.pace.add(now, self.speed * (now - self._trained_at), due - owed)
         # A frame a step (slow speeds) arrives a little early or late: the step is due either way
         steps = max(0, int(owed + 0.25))
         self._owed, self._trained_at = owed - steps, now  # a quarter step early is owed back
@@ -250,7 +256,13 @@ class Stream:
             asked = self.due()
             took = run.run(asked, budget=FRAME_BUDGET, stop=self._stopped) if asked else 0
             capped = took < asked and not run.trainer.finished and not self._stopped()
-            self.note = capped_note(took, asked, self.speed) if capped else None
+            kept = self.pace.kept()
+            if capped:
+                self.note = capped_note(took, asked, self.speed)
+            elif kept < PACE_KEPT:
+                self.note = late_note(kept, self.speed)
+            else:
+                self.note = None
         live = run.view.live_frame()
         if live.finished:
             self.playing = False
@@ -297,6 +309,34 @@ def capped_note(took: int, asked: int, speed: int) -> str:
     return (
         f"{speed * took / asked:,.0f} of {speed:,} steps a second: this setup needs more than the "
         f"{FRAME_BUDGET * 1000:.0f} ms of training the server gives each visitor's frame."
+    )
+
+
+class Pace:
+    """The steps a stream's speed called for over the last PACE_SECONDS, and those skipped because
+    its frames came later than STEP_SECONDS apart (a busy server's turns, a busy browser): a
+    late frame trains a frame's share, not every step it missed, so the page never falls behind
+    and then races. What is skipped is said, not hidden (late_note)."""
+
+    def __init__(self) -> None:
+        self._frames: list[tuple[float, float, float]] = []  # (when, steps due, steps skipped)
+
+    def add(self, now: float, due: float, skipped: float) -> None:
+        self._frames = [f for f in self._frames if f[0] > now - PACE_SECONDS] + [(now, due, skipped)]
+
+    def kept(self) -> float:
+        """The share of the steps due that were trained, over the window (1 until it is full)."""
+        if not self._frames or self._frames[-1][0] - self._frames[0][0] < PACE_SECONDS / 2:
+            return 1.0
+        due = sum(f[1] for f in self._frames)
+        return 1.0 - sum(f[2] for f in self._frames) / due if due > 0 else 1.0
+
+
+def late_note(kept: float, speed: int) -> str:
+    """What the plane says when late frames skipped steps: the pace it keeps, and why."""
+    return (
+        f"{kept * speed:,.0f} of {speed:,} steps a second: frames are reaching this tab late (a busy "
+        "server or a busy browser), and the steps they missed are skipped rather than piled up."
     )
 
 
