@@ -264,12 +264,18 @@ def measure(
         elapsed = time.perf_counter() - start
         server_cpu, (busy2, total2) = (cpu_seconds(pid) - server_cpu) / elapsed, machine_busy()
         sides = cpu_by_side(processes, processes_by_side(pid))
-        fps = sorted(rate(counted_frames(page), then) for page, then in zip(players, counted, strict=True))
+        now = [counted_frames(page) for page in players]
+        fps = sorted(rate(last, then) for last, then in zip(now, counted, strict=True))
+        sps = sorted(rate(last, then, of=2) for last, then in zip(now, counted, strict=True))
         if os.environ.get("MLP_BENCH_VERBOSE"):
             print("frames/s of each visitor:", " ".join(f"{f:.2f}" for f in fps), flush=True)
     frames = sum(fps) * elapsed
     median = statistics.median(fps) if fps else math.nan
-    say(f"frames/s: slowest {min(fps, default=math.nan):.2f}, median {median:.2f}; each presses Pause")
+    steps = statistics.median(sps) if sps else math.nan
+    say(
+        f"frames/s: slowest {min(fps, default=math.nan):.2f}, median {median:.2f}; steps/s shown: "
+        f"slowest {min(sps, default=math.nan):.1f}, median {steps:.1f}; each presses Pause"
+    )
     pause_seconds = []
     for page in players:  # a click must still land: Pause, timed until the page shows Play
         clicked = time.perf_counter()
@@ -284,6 +290,8 @@ def measure(
         "frames over": "HTTP" if http else "socket",
         "fps min": fps[0] if fps else float("nan"),
         "fps median": statistics.median(fps) if fps else float("nan"),
+        "sps min": sps[0] if sps else float("nan"),
+        "sps median": statistics.median(sps) if sps else float("nan"),
         "mnist s": max(mnist_times) if mnist_times else float("nan"),
         "health median s": statistics.median(latencies),
         "health p95 s": latencies[int(0.95 * (len(latencies) - 1))],
@@ -345,16 +353,18 @@ def lecture_hall(
 HEAVY = "hidden=" + ",".join(["128"] * 8) + "&n=2000&sps=2000&compare=1"  # the sidebar's largest setup
 
 
-def counted_frames(page) -> tuple[float, float]:
-    """The frames `page` has seen since WATCH began counting, and when (its own clock, in s)."""
-    frames, now = page.evaluate("[window.__frames, performance.now()]")
-    return frames, now / 1000
+def counted_frames(page) -> tuple[float, float, float]:
+    """The frames `page` has seen since WATCH began counting, when (its own clock, in s), and the
+    step its plane showed last."""
+    frames, now, step = page.evaluate("[window.__frames, performance.now(), window.__step]")
+    return frames, now / 1000, step
 
 
-def rate(now: tuple[float, float], then: tuple[float, float]) -> float:
-    """Frames a second between two of a page's counted_frames: each page's own interval, so that
-    the seconds it takes to read 32 tabs one after another count for none of them."""
-    return (now[0] - then[0]) / (now[1] - then[1])
+def rate(now: tuple[float, ...], then: tuple[float, ...], of: int = 0) -> float:
+    """Frames a second (`of` 2: steps shown a second) between two of a page's counted_frames:
+    each page's own interval, so that the seconds it takes to read 32 tabs one after another
+    count for none of them."""
+    return (now[of] - then[of]) / (now[1] - then[1])
 
 
 def frames_per_second(pages: list, seconds: float) -> list[float]:
@@ -445,6 +455,8 @@ COLUMNS = (
     ("frames over", "frames over", "{}"),
     ("fps min", "frames/s min", "{:.2f}"),
     ("fps median", "frames/s median", "{:.2f}"),
+    ("sps min", "steps/s min", "{:.1f}"),
+    ("sps median", "steps/s median", "{:.1f}"),
     ("mnist vs alone", "MNIST vs alone", "{:.1f}×"),
     ("health median s", "health median", "{:.2f} s"),
     ("health p95 s", "health p95", "{:.2f} s"),

@@ -37,16 +37,22 @@ PLANE_CANVAS_JS = (
 )
 PLANE_STEP_JS = f"({PLANE_CANVAS_JS}?.dataset.step ?? null)"
 # In a page's own JavaScript: window.__frames counts the frames the plane draws (each new step
-# on its canvas), seen as they happen (a MutationObserver: no polling, which 32 tabs would pay for).
+# on its canvas), seen as they happen (a MutationObserver: no polling, which 32 tabs would pay for);
+# window.__step is the step the last of them showed.
 COUNT_FRAMES_JS = """() => {
   window.__frames = 0;
+  window.__step = Number(PLANE_CANVAS?.dataset.step ?? 0);
   let watched = null, last = null;
   const watch = () => {
     const canvas = PLANE_CANVAS;
     if (!canvas || canvas === watched) return;
     watched = canvas;
     new MutationObserver(() => {
-      if (canvas.dataset.step !== last) { window.__frames += 1; last = canvas.dataset.step; }
+      if (canvas.dataset.step !== last) {
+        window.__frames += 1;
+        window.__step = Number(canvas.dataset.step);
+        last = canvas.dataset.step;
+      }
     }).observe(canvas, { attributes: true, attributeFilter: ["data-step"] });
   };
   watch();

@@ -218,7 +218,8 @@ def test_load_parses_its_arguments_and_reports():
         "churn batch": 5,
     }
     text = report([row], memory)
-    assert "frames/s min" in text and "300 MB at start" in text and "after each 5 more visitors" in text
+    assert "frames/s min" in text and "steps/s min" in text and "300 MB at start" in text
+    assert "after each 5 more visitors" in text
     assert "1000 ms / 12.5 ms of server CPU a frame (all in, at K = 8) = 80 frames/s" in text
     assert "60% of the time / 5.00 ms of CPU a frame's turn = 120 frames/s" in text
     assert "the lesser, 80 frames/s: 40 visitors at 2 frames/s, 8 at 10" in text
