@@ -13,7 +13,6 @@ notebook's).
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -100,30 +99,22 @@ def library_run(settings: pg.Settings, edits: Edits | None, fast: bool) -> Playg
 
 
 def run_scripts(tmp_path: Path, scripts: dict[str, str]) -> dict[str, str]:
-    """Each script as run.py in a folder of its own, run by `python -I` (the project not
-    importable), a process per core sharing them out: each one's output, by name. (Each script
-    sets its own thread count, so its numbers don't depend on what runs beside it.)"""
+    """Each script as run.py in a folder of its own, all run in one `python -I` (the project not
+    importable): each one's output, by name. (One process: a process per core was tried, and
+    scripts that keep torch's default threads ran beside each other on too few cores, slower.)"""
     folders = {name: tmp_path / name for name in scripts}
     for name, folder in folders.items():
         folder.mkdir()
         (folder / "run.py").write_text(scripts[name])
-    processes = min(len(folders), len(os.sched_getaffinity(0)))
-    shares = [list(folders.values())[i::processes] for i in range(processes)]
-    runners = [
-        subprocess.Popen(
-            [sys.executable, "-I", str(RUNNER), *map(str, share)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            cwd=tmp_path,
-        )
-        for share in shares
-    ]
-    outputs = {}
-    for runner in runners:
-        out, err = runner.communicate(timeout=900)
-        assert runner.returncode == 0, err[-3000:]
-        outputs |= json.loads(out)
+    done = subprocess.run(
+        [sys.executable, "-I", str(RUNNER), *map(str, folders.values())],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    outputs = json.loads(done.stdout)
     return {name: outputs[str(folder)] for name, folder in folders.items()}
 
 
