@@ -209,9 +209,9 @@ class Stream:
         """The steps this frame trains: the speed's since the last frame that trained, at most
         STEP_SECONDS' worth (and at least one, however slow the speed)."""
         now = clock()
-        due = self._owed + self.speed * (now - self._trained_at)
-        owed = min(due, max(1.0, self.speed * STEP_SECONDS))
-        self.pace.add(now, self.speed * (now - self._trained_at), due - owed)
+        new = self.speed * (now - self._trained_at)
+        owed = min(self._owed + new, max(1.0, self.speed * STEP_SECONDS))
+        self.pace.add(now, new, self._owed + new - owed)
         # A frame a step (slow speeds) arrives a little early or late: the step is due either way
         steps = max(0, int(owed + 0.25))
         self._owed, self._trained_at = owed - steps, now  # a quarter step early is owed back
@@ -257,12 +257,8 @@ class Stream:
             took = run.run(asked, budget=FRAME_BUDGET, stop=self._stopped) if asked else 0
             capped = took < asked and not run.trainer.finished and not self._stopped()
             kept = self.pace.kept()
-            if capped:
-                self.note = capped_note(took, asked, self.speed)
-            elif kept < PACE_KEPT:
-                self.note = late_note(kept, self.speed)
-            else:
-                self.note = None
+            late = late_note(kept, self.speed) if kept < PACE_KEPT else None
+            self.note = capped_note(took, asked, self.speed) if capped else late
         live = run.view.live_frame()
         if live.finished:
             self.playing = False
