@@ -31,7 +31,7 @@ st.markdown(
 )
 with st.container(key="home_picture"):  # a picture in the first screen, even on a projector
     st.caption("The toy data sets a network learns to separate in the 2D playground")
-    st.plotly_chart(toy_gallery(gallery()), config={"displayModeBar": False, "staticPlot": True})
+    st.markdown(toy_gallery(gallery(), presenting=ui.presenter()), unsafe_allow_html=True)
 st.html(WRAPPING_LINKS_CSS)  # a lesson's or a challenge's whole title, on as many lines as it takes
 for tour in TOURS.values():  # a class in one link: → and ← move it along, the link keeps its place
     st.container(key=f"home_tour_links_{tour.key}").page_link(

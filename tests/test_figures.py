@@ -16,7 +16,7 @@ import mlp.figures.classes
 import mlp.figures.curves
 import mlp.figures.plane
 import mlp.figures.tensors
-from mlp.data import gallery, load_sample
+from mlp.data import load_sample
 from mlp.figures.classes import confusion_figure, probability_bars
 from mlp.figures.curves import compare_figure, epoch_curves_figure, live_curves_figure, lr_figure
 from mlp.figures.plane import (
@@ -28,7 +28,6 @@ from mlp.figures.plane import (
     neurons_image,
     plane_view,
     shade_png,
-    toy_gallery,
     value_rgba,
 )
 from mlp.figures.style import RGB, for_presenter, png_data_uri
@@ -62,7 +61,6 @@ def built() -> dict[str, list[go.Figure]]:
         "lr_figure": [lr_figure(*view.schedule, view.epoch)],
         "probability_bars": [probability_bars(evaluation.probs[0])],
         "compare_figure": [compare_figure([mnist.summary()])],
-        "toy_gallery": [toy_gallery(gallery())],
         "tensor_heatmap": [tensor_heatmap(np.arange(12.0).reshape(3, 4) - 6, "z1", ("N", "h1"))],
         "spread_figure": [spread_figure(activation_spread(depth=4, width=64), "relu")],
     }
@@ -215,8 +213,7 @@ def test_every_figure_says_what_to_look_at_and_labels_its_axes(built):
         for fig in figures:
             titled = bool(fig.layout.title.text) or len(fig.layout.annotations) > 0
             assert titled, f"{name} has no title saying what to look at"
-            if name != "toy_gallery":  # a gallery of shapes: no axes to read
-                assert any(a.title.text for a in fig.select_xaxes()), f"{name}: x axis without a label"
+            assert any(a.title.text for a in fig.select_xaxes()), f"{name}: x axis without a label"
 
 
 @pytest.mark.parametrize("classes", [2, 3, 8])
@@ -305,3 +302,28 @@ def test_the_boards_table_shows_every_cell_as_text_and_links_the_setup():
         cell = ranks_table_html([{"Setup": outside}], "Setup", "t")  # not a link: its text
         assert "<a " not in cell and f"<td>{outside}</td>" in cell, outside
     assert "No scores yet; the goal is 95.0%." in score_spread_svg([], 0.95, "test_acc")
+
+
+@pytest.mark.parametrize("presenting", [False, True])
+def test_the_home_gallery_draws_every_point_of_every_set_in_svg_with_its_name(presenting):
+    """An SVG panel a set (no plotly on the page a class opens first): each of its points a dot
+    in its class's colour, inside the panel, and its name in the page's text colour."""
+    import re
+
+    from mlp.data import gallery
+    from mlp.figures.plane import toy_gallery
+    from mlp.figures.style import CLASS_COLORS
+
+    sets = gallery()
+    html = toy_gallery(sets, presenting=presenting)
+    panels = re.findall(r"<svg .*?</svg>", html)
+    assert len(panels) == len(sets)
+    for panel, (kind, (X, y)) in zip(panels, sets.items(), strict=True):
+        assert f'aria-label="{kind}: {len(y)} points in {len(set(y))} classes"' in panel
+        assert re.search(rf'<text [^>]*fill="currentColor">{kind}</text>', panel)
+        for c in set(y):
+            dots = re.search(rf'<path d="([^"]*)" stroke="{CLASS_COLORS[c]}"/>', panel).group(1)
+            xy = np.array(re.findall(r"M([\d.]+) ([\d.]+)h0", dots), dtype=float)
+            assert len(xy) == (y == c).sum() and xy.min() >= 2 and xy.max() <= 98
+    width = int(re.search(r'width="(\d+)"', panels[0]).group(1))
+    assert width * 14 / 100 >= (16 if presenting else 11)  # its names' size on screen, in px

@@ -167,7 +167,7 @@ def test_home_shows_a_picture_in_the_first_screen_and_challenge_titles_whole(pag
     page.set_viewport_size(SCREEN)
     page.goto(f"{app_url}/?present=1")
     wait_for_app(page, heading="MLP Playground")
-    box = page.locator(".st-key-home_picture .js-plotly-plot").bounding_box()
+    box = page.locator(".st-key-home_picture svg").first.bounding_box()
     assert box is not None and box["y"] + box["height"] / 2 < SCREEN["height"], box  # most of it, at least
     links = page.locator(".st-key-home_challenges_links a")
     links.first.wait_for()

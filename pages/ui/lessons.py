@@ -160,6 +160,13 @@ def page_url(query: Mapping[str, str]) -> str:
 
 def share_link(query: Mapping[str, str]) -> None:
     """The sidebar's "link to this setup", with a copy button: what a student opens to see the same."""
-    with st.sidebar.expander("Link to this setup", icon=":material/link:"):
+    # Drawn only while open: a code block's first draw loads the browser's syntax highlighter,
+    # 0.5 of the 3.5 s of main-thread script a playground's first load took in headless Chromium
+    # on 2 cores, for a box most visitors never open.
+    with st.sidebar.expander(
+        "Link to this setup", icon=":material/link:", key="share_link", on_change="rerun"
+    ) as box:
+        if not box.open:
+            return
         st.code(page_url(query), language=None, wrap_lines=True)
         st.caption("Copy it with the button at its top right. It opens this page as it is now.")
