@@ -14,7 +14,8 @@ its rooms in a fresh SQLite file (or the PostgreSQL database `--database` names)
 - the instructor's tab: the home page while there is no room, the live board while there is.
 
 Three phases of `seconds` each: without a room, in the room (the students join from the
-sidebar; the others post), without again (they leave). It prints each phase's frames a second a
+sidebar; the others post), without again (they leave); a test's run (`without` False) has the
+room's phase alone, as nothing it asserts needs the other two. It prints each phase's frames a second a
 student (all of them, the slowest) and the server's CPU a frame; the room's against the mean of
 the two without (each the same load otherwise); and the seconds from each result to the board
 showing it: from a member's post, or, for a student in Chromium, from the "posted" sentence on
@@ -48,7 +49,7 @@ from bench.timing import table
 from mlp.curriculum.challenges import CHALLENGES, Challenge
 from mlp.rooms import Membership, Result, Rooms, Store
 from mlp.rooms.posts import POSTED
-from tests.harness import button, open_tab, serve_app, wait_for_app
+from tests.harness import button, open_tab, open_tabs, serve_app, wait_for_app
 
 STUDENTS_CHALLENGE = "moons-20"  # the Chromium students' (met within a few epochs: they post at once)
 PAGE_CHECK_SECONDS = 2.0  # the fastest a playground page checks its challenge (one player)
@@ -207,8 +208,10 @@ def class_in_a_room(
     seconds: float = 20,
     database: str | None = None,
     browser: Any = None,
+    without: bool = True,
 ) -> dict[str, Any]:
-    """The three phases (see the module's doc); what each measured, and the delays."""
+    """The three phases (see the module's doc), or with `without` False the room's alone; what
+    each measured, and the delays."""
     with tempfile.TemporaryDirectory() as state:
         env = {"MLP_PLAYGROUND_STATE": state} | ({"MLP_DATABASE_URL": database} if database else {})
         store = Store(database or f"sqlite:///{state}/rooms.sqlite3")
@@ -217,25 +220,23 @@ def class_in_a_room(
         with serve_app("bench-room-load.log", env=env) as url, own_browser(browser) as browser:
             try:
                 links = (url, room.code, secret)
-                return _class(rooms, links, serve_app.pid, students, browsers, seconds, browser)
+                return _class(rooms, links, serve_app.pid, (students, browsers), seconds, browser, without)
             finally:
                 browsers_in_the_back_row(nice=0)  # a lent browser goes back as it came
                 store.close()
 
 
-def _class(rooms, links, pid, students, browsers, seconds, browser) -> dict[str, Any]:
-    url, code, secret = links
-    tabs = [
-        open_tab(browser, student_link(url, seed, code), "2D playground", TIMEOUT_MS)
-        for seed in range(browsers)
-    ]
+def _class(rooms, links, pid, sizes, seconds, browser, without) -> dict[str, Any]:
+    (url, code, secret), (students, browsers) = links, sizes
+    links = [student_link(url, seed, code) for seed in range(browsers)]
+    tabs = open_tabs(browser, links, "2D playground", TIMEOUT_MS)  # the class arrives at once
     teacher = open_tab(browser, url, "MLP Playground", TIMEOUT_MS)
     browsers_in_the_back_row()
     for tab in tabs:
         play(tab)
     members = [rooms.join(code, f"student {i + 1}") for i in range(browsers, students)]
     others = [c for c in CHALLENGES.values() if c.key != STUDENTS_CHALLENGE]
-    without = phase("without a room", tabs, pid, seconds)
+    phases = [phase("without a room", tabs, pid, seconds)] if without else []
 
     teacher.goto(f"{url}/board?room={code}#key={secret}")  # the instructor's link
     wait_for_app(teacher, heading="Class board")
@@ -249,22 +250,23 @@ def _class(rooms, links, pid, students, browsers, seconds, browser) -> dict[str,
         tab.wait_for_function("window.__posted !== null", timeout=TIMEOUT_MS)
     posted = [tab.evaluate("window.__posted") / 1000 for tab in tabs]
     with Class(rooms, members, others) as in_class:
-        inside = phase("in the room", tabs, pid, seconds)
+        phases.append(phase("in the room", tabs, pid, seconds))
     teacher.wait_for_timeout(3000)  # the board's last redraws
     board = teacher.evaluate("window.__board")
     teacher.screenshot(path=str(_artifacts() / "room-load-board.png"))
 
-    for tab in tabs:
-        tab.get_by_role("button", name="Leave the room").click()
-    teacher.goto(url)
-    wait_for_app(teacher, heading="MLP Playground")
-    for tab in tabs:
-        tab.locator(".st-key-room_member_box").wait_for(state="detached")
-    again = phase("without a room, again", tabs, pid, seconds)
+    if without:
+        for tab in tabs:
+            tab.get_by_role("button", name="Leave the room").click()
+        teacher.goto(url)
+        wait_for_app(teacher, heading="MLP Playground")
+        for tab in tabs:
+            tab.locator(".st-key-room_member_box").wait_for(state="detached")
+        phases.append(phase("without a room, again", tabs, pid, seconds))
     for tab in [*tabs, teacher]:
         tab.context.close()
     return {
-        "phases": [without, inside, again],
+        "phases": phases,
         "members": delays(in_class.shown, board),
         "students": student_delays(posted, board),
         "posts": in_class.posts,
@@ -310,9 +312,12 @@ def report(found: dict[str, Any], seconds: float) -> str:
         f"{STUDENTS_CHALLENGE}, {students - browsers} posting every {PAGE_CHECK_SECONDS:g} s on the other "
         "challenges, the instructor's tab on the live board",
         table(cells, ("phase", "frames/s a student", "slowest", "server CPU", "server CPU a frame")),
-        "in the room vs without (the mean of the two): "
-        + ", ".join(f"{name} {room_vs_without(found, key):.2f}x" for key, name in RATIOS),
     ]
+    if len(found["phases"]) == 3:
+        lines.append(
+            "in the room vs without (the mean of the two): "
+            + ", ".join(f"{name} {room_vs_without(found, key):.2f}x" for key, name in RATIOS)
+        )
     for who in ("members", "students"):
         d = sorted(found[who])
         if not d:

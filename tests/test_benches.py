@@ -354,3 +354,5 @@ def test_room_load_times_each_result_to_the_board_and_reports(tmp_path):
     assert room_vs_without(found, "fps mean") == pytest.approx(0.9)
     text = report(found, 15)
     assert "frames/s a student 0.90x" in text and "max 1.50 s" in text and "----" in text
+    alone = report(found | {"phases": phases[1:2]}, 15)  # a test's run: the room's phase only
+    assert "vs without" not in alone and "max 1.50 s" in alone and "in " in alone

@@ -4,13 +4,15 @@ Every result on the instructor's board within 2 s (from a member's post, or from
 sentence on a student's screen), and the students' frames still coming while the room is busy.
 Their frame rate in the room against the same load without one (the issue's target: within 10%)
 depends on how quiet these two shared cores are, so `python -m bench.room_load` measures it and
-docs/performance.md gives its runs; this test prints it. Six students play in Chromium here (the
-bench's default is 8); the other 44 post through the store at the fastest pace a page checks.
+docs/performance.md gives its runs. Six students play in Chromium here (the bench's default is
+8); the other 44 post through the store at the fastest pace a page checks. Only the room's phase
+runs here: the two without it (and leaving the room between them) serve the bench's ratio alone,
+and cost CI 30 s. (Leaving a room in Chromium is tests/test_hostile_class.py's.)
 """
 
 import pytest
 
-from bench.room_load import class_in_a_room, report, room_vs_without
+from bench.room_load import class_in_a_room, report
 from tests.harness import ARTIFACTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.load, pytest.mark.slow, pytest.mark.timeout(900)]
@@ -27,7 +29,7 @@ TARGETS = {"seconds to the board": 2.0, "frames vs without": 0.9}
 
 @pytest.fixture(scope="module")
 def a_class(browser):
-    found = class_in_a_room(students=50, browsers=6, seconds=SECONDS, browser=browser)
+    found = class_in_a_room(students=50, browsers=6, seconds=SECONDS, browser=browser, without=False)
     text = report(found, SECONDS) + f"\nthe issue's targets: {TARGETS}"
     print("\n" + text)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -43,7 +45,5 @@ def test_every_result_reaches_the_board_within_2_seconds(a_class):
 
 
 def test_the_students_frames_keep_coming_in_the_room(a_class):
-    text = report(a_class, SECONDS)
-    print(f"frames/s in the room vs without: {room_vs_without(a_class, 'fps mean'):.2f}x")
-    for phase in a_class["phases"]:
-        assert phase["fps min"] > 0.5, text  # every student saw frames in every phase
+    (inside,) = a_class["phases"]
+    assert inside["fps min"] > 0.5, report(a_class, SECONDS)  # every student saw frames
