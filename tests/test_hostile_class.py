@@ -67,8 +67,18 @@ class Class:
         tab.set_default_timeout(120_000)
         return tab
 
-    def join(self, tab, code: str, nickname: str, page: str = "/") -> None:
-        tab.goto(f"{self.url}{page}?room={code}")
+    def arrive(self, paths: dict[str, str]) -> dict:
+        """Sessions of their own on each of `paths` (who -> path), asked for at once: the browser
+        loads them together, as a class's tabs do (one after another, CI waited on each)."""
+        tabs = {who: self.tab(who) for who in paths}
+        for who, path in paths.items():
+            tabs[who].goto(f"{self.url}{path}", wait_until="commit")
+        return tabs
+
+    def join(self, tab, code: str, nickname: str, page: str | None = "/") -> None:
+        """Join room `code` as `nickname` from `page` (None: the tab is on the room's link already)."""
+        if page is not None:
+            tab.goto(f"{self.url}{page}?room={code}")
         wait_for_app(tab)
         tab.get_by_role("textbox", name="Your nickname").fill(nickname)
         button(tab, "Join").click()
@@ -144,23 +154,27 @@ def play_a_hostile_class(room: Class, database: str) -> None:
     for tab in students.values():
         expect(tab.get_by_text("your best so far is posted")).to_be_visible(timeout=180_000)
 
+    # The hostile ones arrive together: lookalikes, markup, an alias collector, a code guesser.
+    lookalikes = [f"lookalike-{i}" for i in range(len(LOOKALIKES))]
+    paths = {who: f"/?room={code}" for who in [*lookalikes, "markup", "aliases"]}
+    arrived = room.arrive(paths | {"guesser": "/?room=ABCD-EFGH"})
+
     # Lookalikes of the names in the room: each refused with a sentence, none joins.
-    for i, (name, words) in enumerate(LOOKALIKES.items()):
-        tab = room.tab(f"lookalike-{i}")
-        room.join(tab, code, name)
-        refused(tab, words)
-        room.close(f"lookalike-{i}")
+    for who, (name, words) in zip(lookalikes, LOOKALIKES.items(), strict=True):
+        room.join(arrived[who], code, name, page=None)
+        refused(arrived[who], words)
+        room.close(who)
 
     # Markup for a name: it joins, and every screen shows it as typed.
-    marked = room.tab("markup")
-    room.join(marked, code, MARKUP)
+    marked = arrived["markup"]
+    room.join(marked, code, MARKUP, page=None)
     expect(marked.locator(".st-key-room_member_box")).to_contain_text(MARKUP)
     assert "mlp_room" not in marked.evaluate("document.cookie")  # HttpOnly: no script reads the token
 
     # More nicknames than a browser may have.
-    aliases = room.tab("aliases")
+    aliases = arrived["aliases"]
     for n in range(4):
-        room.join(aliases, code, f"alias {n}")
+        room.join(aliases, code, f"alias {n}", page=None if n == 0 else "/")
         if n < 3:
             expect(aliases.locator(".st-key-room_member_box")).to_contain_text(f"alias {n}")
             aliases.get_by_role("button", name="Leave the room").click()
@@ -229,8 +243,7 @@ def play_a_hostile_class(room: Class, database: str) -> None:
     room.close("troll-cleared-cookies")
 
     # Codes aren't for guessing: a session's tries are counted.
-    guesser = room.tab("guesser")
-    guesser.goto(f"{url}/?room=ABCD-EFGH")
+    guesser = arrived["guesser"]
     wait_for_app(guesser)
     for n in range(7):
         guesser.get_by_role("textbox", name="Your nickname").fill(f"guess {n}")
