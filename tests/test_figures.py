@@ -318,7 +318,7 @@ def test_the_home_gallery_draws_every_point_of_every_set_in_svg_with_its_name(pr
     html = toy_gallery(sets, presenting=presenting)
     panels = re.findall(r"<svg .*?</svg>", html)
     assert len(panels) == len(sets)
-    for panel, (kind, (X, y)) in zip(panels, sets.items(), strict=True):
+    for panel, (kind, (_, y)) in zip(panels, sets.items(), strict=True):
         assert f'aria-label="{kind}: {len(y)} points in {len(set(y))} classes"' in panel
         assert re.search(rf'<text [^>]*fill="currentColor">{kind}</text>', panel)
         for c in set(y):
