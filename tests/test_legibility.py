@@ -161,6 +161,8 @@ CHECKER_PAGE = f"""<body style="margin: 0; font: 16px sans-serif">
 <div style="visibility: hidden; width: 80px; overflow: hidden; white-space: nowrap">{CUT}</div>
 <div style="position: absolute; left: -9999px; width: 80px; overflow: hidden; white-space: nowrap">{CUT}</div>
 <button>Load…</button>
+<p id="faint-page" style="color: #c8c8c8">faint on the page</p>
+<div data-testid="stTabPanel"><p id="faint-tab" style="color: #c8c8c8">faint in a tab</p></div>
 <div class="stPlotlyChart" style="width: 300px; height: 80px">
   <svg class="main-svg" width="300" height="80">
     <rect x="150" y="0" width="150" height="80" fill="#000000"></rect>
@@ -173,7 +175,7 @@ CHECKER_PAGE = f"""<body style="margin: 0; font: 16px sans-serif">
 
 @pytest.mark.browser
 def test_the_checkers_find_what_is_wrong_and_nothing_else(browser):
-    from tests.legibility import chart_text_contrast, chart_text_sizes, cut_off_text
+    from tests.legibility import TAB_PANEL, axe_findings, chart_text_contrast, chart_text_sizes, cut_off_text
 
     context = browser.new_context(viewport=SCREEN)
     tab = context.new_page()
@@ -184,5 +186,9 @@ def test_the_checkers_find_what_is_wrong_and_nothing_else(browser):
         assert [f.target for f in chart_text_contrast(tab)] == ["chart 0 g.xtick text 'grey'"]
         assert "3.72:1" in chart_text_contrast(tab)[0].detail  # white text on the black cell passes
         assert [f.detail for f in chart_text_sizes(tab, 11)] == ["10.0 px < 11 px"]
+        faint = [f.target for f in axe_findings(tab) if f.rule == "color-contrast"]
+        assert faint == ["#faint-page", "#faint-tab"], faint  # the page's, and (below) a tab's alone
+        inside = [f.target for f in axe_findings(tab, within=TAB_PANEL) if f.rule == "color-contrast"]
+        assert inside == ["#faint-tab"], inside
     finally:
         context.close()
