@@ -98,6 +98,9 @@ def test_every_page_offers_its_link_to_copy():
         ("pages/mnist.py", "mn_"),
     ):
         at = open_page(page)
+        assert not [c for c in at.code if "?" in c.value]  # drawn only once opened: a visitor's click
+        at.session_state["share_link"] = True  # "Link to this setup", opened
+        at.run()
         link = next(c.value for c in at.code if "?" in c.value)
         query = dict(parse_qsl(link.split("?", 1)[1]))
         assert query == written(at), prefix
