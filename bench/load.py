@@ -236,9 +236,11 @@ def measure(
     mnist: int,
     epochs: int = MNIST_EPOCHS,
     http: bool = False,
+    pauses: int | None = None,
 ) -> dict[str, float]:
     """One row of the table: K playing visitors and `mnist` MNIST runs of `epochs`, for `seconds`;
-    with `http`, the visitors' frames over HTTP."""
+    with `http`, the visitors' frames over HTTP; `pauses` of them (all, if None) then press Pause
+    one after another, the rest still playing."""
     say(f"{sessions} visitors open the playground" + (" (frames over HTTP)" if http else ""))
     players = open_playgrounds(browser, url, range(sessions), http)
     trainers = [start_mnist(browser, url, epochs) for _ in range(mnist)]
@@ -277,7 +279,7 @@ def measure(
         f"slowest {min(sps, default=math.nan):.1f}, median {steps:.1f}; each presses Pause"
     )
     pause_seconds = []
-    for page in players:  # a click must still land: Pause, timed until the page shows Play
+    for page in players[:pauses]:  # a click must still land: Pause, timed until the page shows Play
         clicked = time.perf_counter()
         page.get_by_role("button", name="Pause").click()
         page.get_by_role("button", name="Play").wait_for()
@@ -318,12 +320,14 @@ def lecture_hall(
     batch: int = 10,
     http: bool = False,
     rates: bool = True,
+    pauses: int | None = None,
 ) -> tuple[list[dict[str, float]], dict[str, Any]]:
     """Every K in `counts` against one server (with `http`, each K again with its frames over
     HTTP: the baseline); the server's memory before, and after the sessions closed and expired
     (`server.disconnectedSessionTTL` is set short for that); then `visitors` more coming and
     going, `batch` at a time, and the memory after each batch. `rates` False leaves out what
-    only the report's ratios need (the machine's speed, an MNIST run alone): a test's run."""
+    only the report's ratios need (the machine's speed, an MNIST run alone): a test's run, which
+    may have fewer visitors press Pause (`pauses`, see measure)."""
     options = {"server.disconnectedSessionTTL": str(TTL), **(options or {})}
     from bench.fast_path import plain_numpy_ms  # torch and the app's engine: only for a lecture
     from bench.playground_frame import turn_ms
@@ -338,7 +342,7 @@ def lecture_hall(
         rows = []
         for k in counts:
             for over_http in (False, True) if http else (False,):
-                row = measure(browser, url, pid, k, seconds, mnist, epochs, over_http)
+                row = measure(browser, url, pid, k, seconds, mnist, epochs, over_http, pauses)
                 row["mnist vs alone"] = row["mnist s"] / alone
                 rows.append(row)
         memory["rss peak MB"] = max(row["rss peak MB"] for row in rows)
