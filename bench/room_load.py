@@ -228,8 +228,8 @@ def class_in_a_room(
 
 def _class(rooms, links, pid, sizes, seconds, browser, without) -> dict[str, Any]:
     (url, code, secret), (students, browsers) = links, sizes
-    links = [student_link(url, seed, code) for seed in range(browsers)]
-    tabs = open_tabs(browser, links, "2D playground", TIMEOUT_MS)  # the class arrives at once
+    own = [student_link(url, seed, code) for seed in range(browsers)]
+    tabs = open_tabs(browser, own, "2D playground", TIMEOUT_MS)  # the class arrives at once
     teacher = open_tab(browser, url, "MLP Playground", TIMEOUT_MS)
     browsers_in_the_back_row()
     for tab in tabs:

@@ -248,12 +248,13 @@ def toy_gallery(sets: Mapping[str, tuple[np.ndarray, np.ndarray]], presenting: b
     panels = []
     for kind, (X, y) in sets.items():
         points = (np.clip(X, -GALLERY_RANGE, GALLERY_RANGE) / GALLERY_RANGE + 1) * 48 + 2  # in [2, 98]
+        classes = np.unique(y)
         dots = [
             f'<path d="{"".join(f"M{a:.1f} {100 - b:.1f}h0" for a, b in points[y == c])}" '
             f'stroke="{CLASS_COLORS[c % len(CLASS_COLORS)]}"/>'
-            for c in np.unique(y)
+            for c in classes
         ]
-        label = f"{kind}: {len(y)} points in {len(np.unique(y))} classes"
+        label = f"{kind}: {len(y)} points in {len(classes)} classes"
         panels.append(
             f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 122" width="{width}" role="img" '
             f'aria-label="{label}"><g stroke-width="3" stroke-linecap="round">{"".join(dots)}</g>'
