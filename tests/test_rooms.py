@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import csv
+import gc
 import io
 import math
 import sqlite3
@@ -657,3 +658,40 @@ def test_a_postgresql_restart_in_the_middle_of_a_class_loses_no_result():
         print(f"\nanswers during the class: {dict(answers)}")
         assert {e.nickname: e.score for e in board.entries} == best
         assert answers["waiting"] > 0
+
+
+def test_a_sweep_while_the_database_is_away_says_so_in_a_line_and_comes_back(tmp_path, clock, later, caplog):
+    rooms = Rooms(Store(f"sqlite:///{tmp_path / 'rooms.db'}"), clock, later)
+
+    def away():
+        raise StoreError("The rooms' database failed: {}", "connection refused", transient=True)
+
+    rooms.store.transaction = away
+    with caplog.at_level("WARNING", logger="mlp.rooms.rooms"):
+        rooms._sweep()
+    assert later.sweeps == [0.0, PURGE_SECONDS]  # the next round is still due
+    (record,) = caplog.records
+    assert "connection refused" in record.getMessage() and not record.exc_info
+
+    def broken():
+        raise ZeroDivisionError("a fault")
+
+    rooms.store.transaction = broken
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="mlp.rooms.rooms"):
+        rooms._sweep()
+    assert later.sweeps == [0.0, PURGE_SECONDS, PURGE_SECONDS]
+    (record,) = caplog.records
+    assert record.exc_info  # a fault that isn't the database away: its traceback
+
+
+def test_a_rooms_let_go_stops_sweeping(tmp_path, clock):
+    calls = []
+    rooms = Rooms(Store(f"sqlite:///{tmp_path / 'rooms.db'}"), clock, lambda s, call: calls.append(call))
+    (first,) = calls
+    first()  # a round: the next one is due
+    assert len(calls) == 2
+    del rooms
+    gc.collect()
+    calls[-1]()  # the timer fires on a Rooms nobody holds: nothing, and no round after it
+    assert len(calls) == 2

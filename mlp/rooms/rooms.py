@@ -41,6 +41,7 @@ import secrets
 import threading
 import time
 import unicodedata
+import weakref
 from collections.abc import Callable
 
 import mlp.rooms.limits as limits
@@ -49,7 +50,7 @@ from mlp.rooms.names import BLANKS, name_keys, refusal
 from mlp.rooms.posts import Posts
 from mlp.rooms.ranks import Room, show_code
 from mlp.rooms.records import Membership, Result, RoomError, Visitor, digest
-from mlp.rooms.store import Cursor, Store
+from mlp.rooms.store import Cursor, Store, StoreError
 
 ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"  # no 0/O, 1/I/L: read off a projector at the back
 CODE_LENGTH = 8  # 31^8 ≈ 8.5e11 codes, shown as ABCD-EFGH
@@ -124,7 +125,7 @@ class Rooms:
         self._lock = threading.Lock()
         self._seeds: dict[tuple[str, str], int] = {}  # (room, challenge) -> the hidden part's seed
         self._purged = -math.inf
-        self.later(0.0, self._sweep)  # now, then every PURGE_SECONDS
+        self.later(0.0, _sweep_of(weakref.ref(self)))  # now, then every PURGE_SECONDS
 
     # --- an instructor's: a room (then mlp/rooms/instructor.py) -------------------------------
 
@@ -301,10 +302,12 @@ class Rooms:
         """Every PURGE_SECONDS, whether or not anyone visits: expired rooms go."""
         try:
             self.purge(force=True)
-        except Exception:  # the database is down: next time
-            _log.warning("Expired rooms could not be deleted", exc_info=True)
+        except Exception as err:  # a database away says so in a line; a fault gives its traceback
+            away = isinstance(err, StoreError) and err.transient
+            why = f": {err} (next try in {PURGE_SECONDS:g} s)" if away else ""
+            _log.warning("Expired rooms could not be deleted%s", why, exc_info=not away)
         finally:
-            self.later(PURGE_SECONDS, self._sweep)
+            self.later(PURGE_SECONDS, _sweep_of(weakref.ref(self)))
 
     # --- what members post: mlp/rooms/posts.py -------------------------------------------------
 
@@ -356,6 +359,17 @@ def check_cap(members: int) -> None:
     """A RoomError unless `members` is a cap an instructor may set."""
     if not 2 <= members <= limits.MAX_MEMBERS:
         raise RoomError(f"A room takes 2 to {limits.MAX_MEMBERS} students; {members} was asked.")
+
+
+def _sweep_of(rooms: weakref.ref[Rooms]) -> Callable[[], None]:
+    """A round of `rooms`' sweep while anything else holds it: the timer alone keeps no Rooms
+    alive, so a Rooms let go (by a test, or a server that opened another) stops sweeping."""
+
+    def _sweep() -> None:
+        if (held := rooms()) is not None:
+            held._sweep()
+
+    return _sweep
 
 
 def _timer(seconds: float, call: Callable[[], object]) -> None:
