@@ -33,8 +33,22 @@ os.environ.pop("MLP_DATABASE_URL", None)
 USES_STREAMLIT = re.compile(r"AppTest|open_page|\bstreamlit\b|from pages|import pages")
 
 
+# The suite runs on two pytest-xdist workers (pyproject.toml's addopts): every test that drives
+# Chromium runs on one of them, in file order (one browser and one app server for all of them,
+# as without xdist; two at once on two cores took each twice as long), while the other worker
+# takes the rest, which keeps the cores busy where a browser test waits on a page. The load tests
+# (many visitors on one server: a flood's posting threads, the lecture hall) go last, after the
+# other worker is done (~10 minutes here): beside it, a flood at the lowest priority posted 900
+# times in 8 s, not the 1,600 its test requires. A test that uses the browser or a served app
+# without the mark would start a second one on the other worker: collection refuses it.
+SERVED = {"browser", "app_url", "fresh_app", "page"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(config, items) -> None:
-    """Mark every test of a module that runs Streamlit `streamlit` (see USES_STREAMLIT)."""
+    """Mark every test of a module that runs Streamlit `streamlit` (see USES_STREAMLIT), and put
+    every test that drives Chromium in xdist's group "browser" (one worker runs them all), the
+    load tests last."""
     seen: dict[str, bool] = {}
     for item in items:
         path = str(item.path)
@@ -42,6 +56,20 @@ def pytest_collection_modifyitems(config, items) -> None:
             seen[path] = bool(USES_STREAMLIT.search(item.path.read_text()))
         if seen[path]:
             item.add_marker(pytest.mark.streamlit)
+        if item.get_closest_marker("browser") or item.get_closest_marker("load"):
+            item.add_marker(pytest.mark.xdist_group("browser"))
+        elif used := sorted(served_fixtures(item)):
+            raise pytest.UsageError(f"{item.nodeid} uses {', '.join(used)}: mark it `browser`")
+    items.sort(key=lambda item: item.get_closest_marker("load") is not None)  # stable: files' order kept
+
+
+def served_fixtures(item) -> set[str]:
+    """The fixtures of SERVED (this file's, not a parameter of the same name) that `item` uses."""
+    defs = getattr(item, "_fixtureinfo", None)
+    found = defs.name2fixturedefs.items() if defs else ()
+    return {
+        name for name, fdefs in found if name in SERVED and any(d.func.__module__ == __name__ for d in fdefs)
+    }
 
 
 def open_page(page: str, query: dict[str, str] | None = None, timeout: float = 120) -> AppTest:
