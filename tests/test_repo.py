@@ -1,7 +1,10 @@
 """Promises the repository makes to a newcomer: the commands, the layers, the sizes."""
 
 import ast
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -281,3 +284,73 @@ def test_every_component_is_in_files_and_the_architecture_names_them():
             assert (folder / f"{folder.name}.js").exists(), f"{folder.name} has no entry script"
     for test in (ROOT / "tests" / "js").glob("*.test.mjs"):  # each imports what it tests from the files
         assert "pages/ui/components/" in test.read_text(), test
+
+
+# Prints each collected test as tests/conftest.py left it: its marks that matter here, in order.
+ORDER_PLUGIN = """
+import pytest
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items):
+    for item in items:
+        marks = [m for m in ("browser", "load", "xdist_group") if item.get_closest_marker(m)]
+        print("ITEM", item.nodeid, ",".join(marks))
+"""
+
+
+@pytest.mark.slow
+def test_the_browser_tests_share_one_worker_and_the_load_tests_come_last(tmp_path):
+    (tmp_path / "order_plugin.py").write_text(ORDER_PLUGIN)
+    collect = [
+        "-m",
+        "pytest",
+        "-p",
+        "order_plugin",
+        "--collect-only",
+        "-q",
+        "-n",
+        "0",
+        "-p",
+        "no:cacheprovider",
+    ]
+    done = subprocess.run(
+        [sys.executable, *collect],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    items = [line.split(" ")[1:] for line in done.stdout.splitlines() if line.startswith("ITEM ")]
+    marks = [set(rest[0].split(",")) if rest else set() for _, *rest in items]
+    assert len(items) > 1000
+    assert all("xdist_group" in m for m in marks if "browser" in m or "load" in m)  # one worker
+    assert all("xdist_group" not in m for m in marks if not {"browser", "load"} & m)  # the other
+    load = [i for i, m in enumerate(marks) if "load" in m]
+    assert load and load == list(range(len(items) - len(load), len(items)))  # the last ones, together
+
+
+@pytest.mark.parametrize("marked", [False, True])
+def test_a_test_that_uses_the_browser_unmarked_is_refused_at_collection(tmp_path, marked):
+    mark = "import pytest\n\n\n@pytest.mark.browser\n" if marked else ""
+    (tmp_path / "test_it.py").write_text(f"{mark}def test_it(page):\n    pass\n")
+    collect = [
+        "-m",
+        "pytest",
+        "-p",
+        "tests.conftest",
+        "--collect-only",
+        "-q",
+        "-n",
+        "0",
+        "-p",
+        "no:cacheprovider",
+    ]
+    done = subprocess.run([sys.executable, *collect, str(tmp_path)], cwd=ROOT, capture_output=True, text=True)
+    if marked:
+        assert done.returncode == 0, done.stdout + done.stderr
+    else:
+        assert (
+            done.returncode != 0
+            and "uses app_url, browser, page: mark it `browser`" in done.stdout + done.stderr
+        )
