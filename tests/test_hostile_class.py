@@ -28,7 +28,7 @@ from tests.conftest import ARTIFACTS
 from tests.harness import button, serve_app, wait_for_app
 from tests.postgres import missing, new_database, postgres_server, start_server, stop_server
 from tests.test_board import wait_for_cookie
-from tests.test_page_playground import EDGE_POINT_JS
+from tests.test_page_playground import edge_point
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(1200)]
 
@@ -211,8 +211,7 @@ def play_a_hostile_class(room: Class, database: str) -> None:
     wait_for_app(hacker, heading="2D playground")
     hacker.get_by_role("button", name="Epoch").click()
     wait_for_app(hacker)
-    point = hacker.locator('.mlp-net .edge[data-edge="1,0,0"]').evaluate(EDGE_POINT_JS)
-    hacker.mouse.click(*point)
+    hacker.mouse.click(*edge_point(hacker, "1,0,0"))
     hacker.get_by_label("New value").fill("9")
     hacker.get_by_role("button", name="Apply").click()
     hacker.get_by_role("button", name="Epoch").click()

@@ -776,6 +776,13 @@ EDGE_POINT_JS = """(line) => {
 }"""
 
 
+def edge_point(page, edge: str) -> list[float]:
+    """Where a click reaches the network view's `edge` ("layer,from,to"), once one does: on a busy
+    machine the view may still be going in after its rerun (a point was once found on none)."""
+    reach = f"(at) => {{ const line = document.querySelector(at); return line && ({EDGE_POINT_JS})(line); }}"
+    return page.wait_for_function(reach, arg=f'.mlp-net .edge[data-edge="{edge}"]').json_value()
+
+
 @pytest.mark.parametrize(  # each theme and each mode once: clicks land the same in either theme
     ("present", "scheme"), [("", "light"), ("?present=1", "dark")]
 )
@@ -826,10 +833,7 @@ def test_in_chromium_a_clicked_unit_goes_on_the_plane_and_a_clicked_edge_sets_a_
         # An edge: its weight, typed; the loss moves at once, paused; Reset puts the weight back.
         loss = plane_metric(page, "Train loss")
         before = loss.inner_text()
-        edge = page.locator('.mlp-net .edge[data-edge="1,0,0"]')  # from x1: no dead unit's weight
-        point = edge.evaluate(EDGE_POINT_JS)
-        assert point is not None, "no place on the edge a click reaches"
-        page.mouse.click(*point)
+        page.mouse.click(*edge_point(page, "1,0,0"))  # from x1: no dead unit's weight
         editor = page.locator(".st-key-pg_weight")
         expect(editor).to_contain_text("Weight from x1 to layer 1, unit 1")
         # The box is filled with the weight on the same run, but may be drawn a moment later.
