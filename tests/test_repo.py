@@ -298,28 +298,28 @@ def pytest_collection_modifyitems(items):
 """
 
 
-@pytest.mark.slow
-def test_the_browser_tests_share_one_worker_and_the_load_tests_come_last(tmp_path):
-    (tmp_path / "order_plugin.py").write_text(ORDER_PLUGIN)
-    collect = [
+def collect_only(plugin: str, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """pytest's collection (one process) from the project's root, with `plugin` loaded."""
+    command = [
         "-m",
         "pytest",
         "-p",
-        "order_plugin",
+        plugin,
         "--collect-only",
         "-q",
         "-n",
         "0",
         "-p",
         "no:cacheprovider",
+        *args,
     ]
-    done = subprocess.run(
-        [sys.executable, *collect],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(tmp_path)},
-    )
+    return subprocess.run([sys.executable, *command], cwd=ROOT, capture_output=True, text=True, env=env)
+
+
+@pytest.mark.slow
+def test_the_browser_tests_share_one_worker_and_the_load_tests_come_last(tmp_path):
+    (tmp_path / "order_plugin.py").write_text(ORDER_PLUGIN)
+    done = collect_only("order_plugin", env={**os.environ, "PYTHONPATH": str(tmp_path)})
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     items = [line.split(" ")[1:] for line in done.stdout.splitlines() if line.startswith("ITEM ")]
     marks = [set(rest[0].split(",")) if rest else set() for _, *rest in items]
@@ -334,19 +334,7 @@ def test_the_browser_tests_share_one_worker_and_the_load_tests_come_last(tmp_pat
 def test_a_test_that_uses_the_browser_unmarked_is_refused_at_collection(tmp_path, marked):
     mark = "import pytest\n\n\n@pytest.mark.browser\n" if marked else ""
     (tmp_path / "test_it.py").write_text(f"{mark}def test_it(page):\n    pass\n")
-    collect = [
-        "-m",
-        "pytest",
-        "-p",
-        "tests.conftest",
-        "--collect-only",
-        "-q",
-        "-n",
-        "0",
-        "-p",
-        "no:cacheprovider",
-    ]
-    done = subprocess.run([sys.executable, *collect, str(tmp_path)], cwd=ROOT, capture_output=True, text=True)
+    done = collect_only("tests.conftest", str(tmp_path))
     if marked:
         assert done.returncode == 0, done.stdout + done.stderr
     else:
