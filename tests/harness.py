@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from deploy.replicas import healthy  # the one health check, also the replicas' launcher's
@@ -172,10 +172,80 @@ def button(tab, label: str):
     return tab.get_by_role("button", name=re.compile(rf"^{re.escape(label)}( Shortcut .+)?$"))
 
 
+# In a page's own JavaScript: window.__mlpRuns counts the reruns this page asked Streamlit for
+# (BackMsg's rerun_script, field 11, sent on its /_stcore/stream socket: a widget's change, a page
+# link) and, as `answered`, how many had been asked when the server last said a run finished
+# (ForwardMsg's script_finished, field 6, other than "ended early for a rerun"). Asked > answered:
+# a rerun is on its way or under way. The status widget can't tell: it shows only after a run has
+# gone on for half a second, so a click's rerun that a busy server starts late was invisible.
+RUNS_JS = """(() => {
+  if (window.__mlpRuns) return;
+  const runs = (window.__mlpRuns = { asked: 0, answered: 0 });
+  const varint = (b, i) => {
+    let v = 0;
+    for (let shift = 0; ; shift += 7) {
+      const x = b[i++];
+      v += (x & 127) * 2 ** shift;
+      if (x < 128 || i >= b.length) return [v, i];
+    }
+  };
+  const finished = (b) => {  // a ForwardMsg's script_finished status, or -1
+    let i = 0, key, n;
+    while (i < b.length) {
+      [key, i] = varint(b, i);
+      const field = Math.floor(key / 8), wire = key & 7;
+      if (wire === 0) { [n, i] = varint(b, i); if (field === 6) return n; }
+      else if (wire === 2) { [n, i] = varint(b, i); i += n; }
+      else if (wire === 1) i += 8;
+      else if (wire === 5) i += 4;
+      else return -1;
+    }
+    return -1;
+  };
+  const watched = new WeakSet();
+  const send = WebSocket.prototype.send;
+  WebSocket.prototype.send = function (data) {
+    if (String(this.url).includes("/_stcore/stream")) {
+      if (!watched.has(this)) {
+        watched.add(this);
+        this.addEventListener("message", (e) => {
+          if (!(e.data instanceof ArrayBuffer)) return;
+          const status = finished(new Uint8Array(e.data));
+          if (status >= 0 && status !== 2) runs.answered = runs.asked;
+        });
+      }
+      const b = ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, 1)
+        : data instanceof ArrayBuffer ? new Uint8Array(data, 0, 1) : null;
+      if (b && b[0] === 0x5a) runs.asked += 1;  // field 11, length-delimited: rerun_script
+    }
+    return send.call(this, data);
+  };
+})()"""
+
+
+def watch_runs_from_start(context) -> None:
+    """Count reruns (RUNS_JS) in every page `context` opens from now on."""
+    if not getattr(context, "_mlp_runs", False):
+        context.add_init_script(RUNS_JS)
+        context._mlp_runs = True
+
+
+def watch_runs(tab) -> None:
+    """Count `tab`'s reruns (RUNS_JS) in its page now, and in every page its context opens later."""
+    from playwright.sync_api import Error
+
+    watch_runs_from_start(tab.context)
+    with suppress(Error):  # the page was navigating: the new one gets RUNS_JS from its context
+        tab.evaluate(RUNS_JS)
+
+
 def wait_for_app(tab, heading: str | None = None, title: bool = True) -> None:
     """Wait until the page's title is drawn (unless `title` is False: a tour's stop in projector
-    mode has none), Streamlit has stopped running the script and, in a link to projector mode,
-    its style is in effect (it lands up to seconds after the page's first paint on a busy machine)."""
+    mode has none), every rerun the page asked for (a click's, a link's) has been run, Streamlit
+    has stopped running the script and, in a link to projector mode, its style is in effect (it
+    lands up to seconds after the page's first paint on a busy machine)."""
+    watch_runs(tab)
+    tab.wait_for_function("() => window.__mlpRuns && window.__mlpRuns.answered >= window.__mlpRuns.asked")
     if title:
         tab.wait_for_selector('[data-testid="stMain"] h1', state="visible")
     if heading:
@@ -201,6 +271,7 @@ def open_tab(
     once the page titled `heading` has drawn. Every later wait gets `timeout_ms`. A `script`
     runs in every page of the context before the page's own (Playwright's init script)."""
     context = browser.new_context(viewport={"width": size[0], "height": size[1]})
+    watch_runs_from_start(context)
     if script:
         context.add_init_script(script)
     tab = context.new_page()
