@@ -174,10 +174,11 @@ def button(tab, label: str):
 
 # In a page's own JavaScript: window.__mlpRuns counts the reruns this page asked Streamlit for
 # (BackMsg's rerun_script, field 11, sent on its /_stcore/stream socket: a widget's change, a page
-# link) and, as `answered`, how many had been asked when the server last said a run finished
-# (ForwardMsg's script_finished, field 6, other than "ended early for a rerun"). Asked > answered:
-# a rerun is on its way or under way. The status widget can't tell: it shows only after a run has
-# gone on for half a second, so a click's rerun that a busy server starts late was invisible.
+# link, a fragment's timer) and, as `answered`, how many had been asked when the server last
+# started a run (ForwardMsg's new_session, field 4) or ended one (script_finished, field 6, other
+# than "ended early for a rerun"). The status widget can't tell a rerun is coming: it shows only
+# after a run has gone on for half a second, so a click's rerun that a busy server started late
+# was invisible to the wait that followed the click.
 RUNS_JS = """(() => {
   if (window.__mlpRuns) return;
   const runs = (window.__mlpRuns = { asked: 0, answered: 0 });
@@ -189,18 +190,19 @@ RUNS_JS = """(() => {
       if (x < 128 || i >= b.length) return [v, i];
     }
   };
-  const finished = (b) => {  // a ForwardMsg's script_finished status, or -1
+  const answers = (b) => {  // a ForwardMsg that starts a run or ends one (not for a rerun)
     let i = 0, key, n;
     while (i < b.length) {
       [key, i] = varint(b, i);
       const field = Math.floor(key / 8), wire = key & 7;
-      if (wire === 0) { [n, i] = varint(b, i); if (field === 6) return n; }
+      if (field === 4) return true;  // new_session: a run starts
+      if (wire === 0) { [n, i] = varint(b, i); if (field === 6) return n !== 2; }
       else if (wire === 2) { [n, i] = varint(b, i); i += n; }
       else if (wire === 1) i += 8;
       else if (wire === 5) i += 4;
-      else return -1;
+      else return false;
     }
-    return -1;
+    return false;
   };
   const watched = new WeakSet();
   const send = WebSocket.prototype.send;
@@ -209,9 +211,7 @@ RUNS_JS = """(() => {
       if (!watched.has(this)) {
         watched.add(this);
         this.addEventListener("message", (e) => {
-          if (!(e.data instanceof ArrayBuffer)) return;
-          const status = finished(new Uint8Array(e.data));
-          if (status >= 0 && status !== 2) runs.answered = runs.asked;
+          if (e.data instanceof ArrayBuffer && answers(new Uint8Array(e.data))) runs.answered = runs.asked;
         });
       }
       const b = ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, 1)
@@ -223,6 +223,13 @@ RUNS_JS = """(() => {
 })()"""
 
 
+def playwright_error() -> type[Exception]:
+    """Playwright's error (imported on use: the harness loads without Playwright)."""
+    from playwright.sync_api import Error
+
+    return Error
+
+
 def watch_runs_from_start(context) -> None:
     """Count reruns (RUNS_JS) in every page `context` opens from now on."""
     if not getattr(context, "_mlp_runs", False):
@@ -232,20 +239,23 @@ def watch_runs_from_start(context) -> None:
 
 def watch_runs(tab) -> None:
     """Count `tab`'s reruns (RUNS_JS) in its page now, and in every page its context opens later."""
-    from playwright.sync_api import Error
-
     watch_runs_from_start(tab.context)
-    with suppress(Error):  # the page was navigating: the new one gets RUNS_JS from its context
+    with suppress(playwright_error()):  # the page was navigating: the new one gets RUNS_JS from its context
         tab.evaluate(RUNS_JS)
 
 
 def wait_for_app(tab, heading: str | None = None, title: bool = True) -> None:
     """Wait until the page's title is drawn (unless `title` is False: a tour's stop in projector
-    mode has none), every rerun the page asked for (a click's, a link's) has been run, Streamlit
+    mode has none), every rerun the page asked for (a click's, a link's) has started, Streamlit
     has stopped running the script and, in a link to projector mode, its style is in effect (it
     lands up to seconds after the page's first paint on a busy machine)."""
     watch_runs(tab)
-    tab.wait_for_function("() => window.__mlpRuns && window.__mlpRuns.answered >= window.__mlpRuns.asked")
+    # The reruns asked so far (not those a fragment's timer asks for while this waits) must have
+    # started; then the status widget's quiet polls wait for the run to end. The mark is kept in
+    # the page: a page that replaces it (a link followed) starts a count of its own.
+    with suppress(playwright_error()):
+        tab.evaluate("() => { const runs = window.__mlpRuns; if (runs) runs.target = runs.asked; }")
+    tab.wait_for_function("() => { const r = window.__mlpRuns; return r && r.answered >= (r.target ?? 0); }")
     if title:
         tab.wait_for_selector('[data-testid="stMain"] h1', state="visible")
     if heading:
