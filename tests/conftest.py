@@ -33,7 +33,7 @@ os.environ.pop("MLP_DATABASE_URL", None)
 USES_STREAMLIT = re.compile(r"AppTest|open_page|\bstreamlit\b|from pages|import pages")
 
 
-# The suite runs on two pytest-xdist workers (`-n 2 --dist loadgroup`: pyproject.toml): every test that drives
+# With `-n 2`, the suite runs on two pytest-xdist workers (loadgroup: pyproject.toml): every test that drives
 # Chromium runs on one of them, in file order (one browser and one app server for all of them,
 # as without xdist; two at once on two cores took each twice as long), while the other worker
 # takes the rest, which keeps the cores busy where a browser test waits on a page. The load tests
