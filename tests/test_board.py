@@ -154,6 +154,25 @@ def test_the_instructor_locks_caps_hides_and_removes_students_from_the_board():
     assert Instructor(rooms, room.code, secret).board().removed == ["**ben**"]
 
 
+def test_the_students_panel_comes_before_the_live_board():
+    """Streamlit 1.67's page can drop what a full run drew after a fragment whose timer is
+    running, when the timer's rerun lands just behind that run: the students panel, opened, was
+    lost whole (pages/board.py). Drawn before the board's fragment, it is not."""
+    rooms, room, secret = a_room()
+    member = rooms.join(room.code, "ana", Visitor("10.0.1.1"))
+    rooms.post(member, Result("moons-20", 0.9, 0.9, 5, 100, "/playground?seed=1"))
+    app = board_page(room.code, secret)
+    parts = list(app.main.children.values())
+
+    def index(found) -> int:
+        (i,) = [i for i, part in enumerate(parts) if found(part)]
+        return i
+
+    panel = index(lambda part: getattr(part, "label", None) == "Students: hide or remove several")
+    board = index(lambda part: hasattr(part, "children") and any("joined" in m.value for m in part.markdown))
+    assert panel < board
+
+
 def test_a_student_joins_from_the_sidebar_and_bad_input_gets_a_sentence():
     rooms, room, _ = a_room()
     rooms.join(room.code, "Ana", Visitor("10.0.2.1"))
