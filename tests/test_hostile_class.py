@@ -223,6 +223,12 @@ def play_a_hostile_class(room: Class, database: str) -> None:
     teacher.get_by_text("Students: hide or remove several").click()
     wait_for_app(teacher)  # the board holds still while the panel is open
     chosen = teacher.locator(".st-key-board_chosen input")
+    expect(chosen).to_be_visible()
+
+    def ink(key: str) -> str:
+        return teacher.locator(f".st-key-{key} button").first.evaluate("b => getComputedStyle(b).color")
+
+    assert ink("board_remove") == ink("board_hide")  # disabled, greyed alike: not dark ink on dark
     chosen.click()
     chosen.press_sequentially("troll")  # typed: the list keeps only what matches
     teacher.locator("[role=option]", has_text="troll").click()
