@@ -29,10 +29,12 @@ if __name__ == "__main__":
 
     with st.sidebar:
         presenter_toggle()
-        training_status(navigation.url_path)  # a run trains on while its visitor looks elsewhere
         if navigation.url_path != "board":  # (the instructor's link names its room too)
             room_box()  # a class room: join it, and challenges' results go to its board
         st.caption("MNIST digits by LeCun, Cortes and Burges, CC BY-SA 3.0.")
+        # A run trains on while its visitor looks elsewhere. Last: this line redraws on a timer,
+        # and what a run draws after such a fragment can vanish (pages/board.py says when).
+        training_status(navigation.url_path)
 
     navigation.run()
 else:
