@@ -32,8 +32,9 @@ if __name__ == "__main__":
         if navigation.url_path != "board":  # (the instructor's link names its room too)
             room_box()  # a class room: join it, and challenges' results go to its board
         st.caption("MNIST digits by LeCun, Cortes and Burges, CC BY-SA 3.0.")
-        # A run trains on while its visitor looks elsewhere. Last: this line redraws on a timer,
-        # and what a run draws after such a fragment can vanish (pages/board.py says when).
+        # A run trains on while its visitor looks elsewhere. After the room box: this line redraws
+        # on a timer, and what a run draws after such a fragment can vanish (pages/board.py says
+        # when). The page's own sidebar widgets still come after it.
         training_status(navigation.url_path)
 
     navigation.run()
