@@ -20,6 +20,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.load, pytest.mark.slow, pytest.ma
 # runs of this fixture gave the slowest of 8 1.47-3.13 frames/s, of 16 0.60-1.60, a p95 of
 # 0.07-0.32 s; a visitor starved behind the others (before frames took turns) got 0.01.
 TARGETS = {"fps at 8": 1.0, "fps at 16": 0.3, "health p95 at 16": 1.0}  # printed, not asserted
+VISITORS = 8  # playing at once (bench.load: 1, 8 and 16)
 STARVED_FPS = 0.1  # a frame in 10 s: a visitor left out
 HEALTH_STUCK_S = 5.0  # a health check this slow: the server stopped answering
 
@@ -29,13 +30,15 @@ def hall(browser):
     # Shorter than docs/hosting.md's run (python -m bench.load): MNIST runs of 1 epoch, 6 visitors
     # coming and going 3 at a time; the suite's time is CI's budget (with 20 visitors, 10 at a
     # time, this fixture once took over 900 s here).
-    # Sixteen visitors only: eight are the same path with fewer, and bench.load measures both.
+    # Eight visitors: what is asserted (none starves, the health check answers, a click lands)
+    # is the same line of turns at eight as at sixteen, and bench.load measures both. Sixteen
+    # cost CI 325-415 s, nearly all of it the tabs' loading (16 playgrounds opening at once on
+    # these 2 cores took 260 s, ~12 CPU-seconds of Chromium and server a tab); the rates at
+    # sixteen are docs/hosting.md's and docs/performance.md's, from the bench.
     # Without the report's rates (an MNIST run alone, the machine's speed): nothing here asserts them.
-    # Four visitors press Pause, one after another, while the other twelve play: each click lands
-    # under at least the load the later of sixteen did (all sixteen took 34 s of CI's; pressed at
-    # once, the last waited 22 s, each click rerunning its whole page behind the others').
+    # Four visitors press Pause, one after another, while the other four play.
     rows, memory = lecture_hall(
-        [16], seconds=10, mnist=2, visitors=6, browser=browser, epochs=1, batch=3, rates=False, pauses=4
+        [VISITORS], seconds=10, mnist=2, visitors=6, browser=browser, epochs=1, batch=3, rates=False, pauses=4
     )
     text = report(rows, memory) + f"\nthe targets on a quiet machine (bench.load reports them): {TARGETS}"
     print("\n" + text)
@@ -44,15 +47,15 @@ def hall(browser):
     return {row["sessions"]: row for row in rows}, memory
 
 
-def test_sixteen_visitors_none_starves_and_the_health_check_answers(hall):
+def test_eight_visitors_none_starves_and_the_health_check_answers(hall):
     rows, _ = hall
-    assert rows[16]["fps min"] > STARVED_FPS, rows[16]
-    assert rows[16]["health p95 s"] < HEALTH_STUCK_S, rows[16]
+    assert rows[VISITORS]["fps min"] > STARVED_FPS, rows[VISITORS]
+    assert rows[VISITORS]["health p95 s"] < HEALTH_STUCK_S, rows[VISITORS]
 
 
 def test_a_click_still_lands_under_load(hall):
     rows, _ = hall
-    assert rows[16]["pause max s"] <= 20.0, rows[16]
+    assert rows[VISITORS]["pause max s"] <= 20.0, rows[VISITORS]
 
 
 # A server's RSS read after visitors leave moves by up to ~15 MB either way with nothing leaking
