@@ -52,6 +52,7 @@ SMOKE = {  # bench -> its tiny arguments, and what its output must say
         ["fit speed-up", "MNIST sample, batch 128", "UCI digits", "target"],
     ),
     "turns": (["--seconds", "0.3", "--visitors", "1", "4"], ["CPU a turn", "line / lock"]),
+    "fit_threads": (["--epochs", "1", "--rounds", "1"], ["threads=1", "vs threads=1", "numpy"]),
 }
 BROWSER = {  # bench -> the arguments of its tiny real run
     "browser_fps": ["--seconds", "2"],

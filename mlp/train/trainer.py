@@ -21,7 +21,7 @@ from torch import nn
 from mlp.device import DeviceInfo, flush_denormals, pick_device, synchronize
 from mlp.train.batches import Batches
 from mlp.train.config import TrainConfig
-from mlp.train.fastpath.choice import make_path
+from mlp.train.fastpath.choice import NUMPY_PATH, make_path
 from mlp.train.gradients import check_engine, make_gradients
 from mlp.train.guard import DivergenceGuard, divergence_message
 from mlp.train.history import EpochRecord, History, Progress
@@ -105,8 +105,8 @@ class Trainer:
 
     @property
     def threads(self) -> int:
-        """CPU threads the run uses; 0 until measured."""
-        return self.tuner.threads
+        """torch's CPU threads the run's steps use; 0 until measured (the NumPy path's: 1)."""
+        return self.tuner.used(self.path.name == NUMPY_PATH)
 
     @property
     def elapsed(self) -> float:
@@ -150,9 +150,10 @@ class Trainer:
             self.model.train()
         n = min(n, self.total_steps - self.step_count)
         self.clock.start()
-        with self.tuner.scope(), flush_denormals():
+        numpy = self.path.name == NUMPY_PATH  # its products are NumPy's: torch on one thread
+        with self.tuner.scope(numpy), flush_denormals():
             probe = min(10, max(2, self.steps_per_epoch // 20))
-            stopped, n = self.tuner.tune(n, probe, lambda: self._one_step(callback))
+            stopped, n = self.tuner.tune(n, probe, lambda: self._one_step(callback), numpy)
             for _ in range(n):
                 if self.interrupted or (stopped := self._one_step(callback)):
                     break
