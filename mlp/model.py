@@ -102,9 +102,14 @@ class MLP(nn.Module):
         super().__init__()
         self.config = ModelConfig(d_in, list(hidden), d_out, activation, init, dropout)
         widths = self.config.widths
-        # Built on the meta device so construction draws nothing from the global RNG.
+        # Built on the meta device so construction draws nothing from the global RNG, then given
+        # empty CPU tensors (reset_parameters fills them). Not `to_empty`: on meta tensors it takes
+        # torch's Python reference path, whose first use imports SymPy (0.7 s of a fresh
+        # process's first network: a fresh server's first MNIST run, or first playground).
         self.layers = nn.ModuleList(nn.Linear(n_in, n_out, device="meta") for n_in, n_out in pairwise(widths))
-        self.to_empty(device="cpu")
+        for layer in self.layers:
+            layer.weight = nn.Parameter(torch.empty(layer.weight.shape))
+            layer.bias = nn.Parameter(torch.empty(layer.bias.shape))
         row = ACTIVATIONS[self.config.activation]  # the activations' table (mlp/activations.py)
         self.act = row.module()  # shows in print(model); forward uses _act
         self._act = row.torch

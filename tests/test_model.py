@@ -121,3 +121,22 @@ def test_a_server_process_keeps_numpys_blas_on_one_thread():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "{1}"
+
+
+@pytest.mark.slow
+def test_a_fresh_processs_first_network_is_built_without_importing_sympy():
+    """Weights built on the meta device and moved with `to_empty` took torch's Python reference
+    path, whose first use imports SymPy: 0.7 s of a fresh server's first MNIST run (or first
+    playground). The network is the same (its weights are drawn from the seed), sooner."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from mlp.model import MLP; net = MLP(784, [128], 10, seed=3); "
+        "print('sympy' in sys.modules, net.layers[0].weight.sum().item(), net.layers[0].weight.device)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
+    here = MLP(784, [128], 10, seed=3)
+    assert out == ["False", str(here.layers[0].weight.detach().sum().item()), "cpu"]
