@@ -13,7 +13,7 @@ Start → done (the click reaching the server, the job starting; the end reachin
 drawing and painting).
 
 Each round also counts as the issue's visitor did: the plain link (`/mnist?epochs=N`, no debug
-line), Start pressed as soon as the page's heading is drawn (its curves may still be loading),
+line), Start pressed as soon as it is drawn (the curves may still be loading),
 until the progress bar's "done · step N of N" is painted (in the page) and until an outside
 poller (Playwright waiting on that text) sees it. The first of those is what the screen shows;
 the second adds the poller's own delay, which the page's last redraw (the whole page again, its
