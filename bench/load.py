@@ -35,9 +35,12 @@ from tests.harness import (
     COUNT_FRAMES_JS,
     NO_FRAME_SOCKET_JS,
     chromium,
+    leave,
     open_tab,
     open_tabs,
     serve_app,
+    shared_context,
+    visitor_tab,
     wait_for_app,
 )
 
@@ -285,7 +288,7 @@ def measure(
         page.get_by_role("button", name="Play").wait_for()
         pause_seconds.append(time.perf_counter() - clicked)
     for page in players + trainers:
-        page.context.close()
+        leave(page)
     latencies = sorted(probe.latencies) or [float("nan")]
     return {
         "sessions": sessions,
@@ -321,22 +324,29 @@ def lecture_hall(
     http: bool = False,
     rates: bool = True,
     pauses: int | None = None,
+    one_context: bool = False,
 ) -> tuple[list[dict[str, float]], dict[str, Any]]:
     """Every K in `counts` against one server (with `http`, each K again with its frames over
     HTTP: the baseline); the server's memory before, and after the sessions closed and expired
     (`server.disconnectedSessionTTL` is set short for that); then `visitors` more coming and
     going, `batch` at a time, and the memory after each batch. `rates` False leaves out what
     only the report's ratios need (the machine's speed, an MNIST run alone): a test's run, which
-    may have fewer visitors press Pause (`pauses`, see measure)."""
+    may have fewer visitors press Pause (`pauses`, see measure). With `one_context`, the visitors'
+    tabs share one browser context (tests/harness.py's shared_context: a third of the browser's
+    CPU a tab; the suite's choice): the report's rates are then not those of separate browsers."""
     options = {"server.disconnectedSessionTTL": str(TTL), **(options or {})}
     from bench.fast_path import plain_numpy_ms  # torch and the app's engine: only for a lecture
     from bench.playground_frame import turn_ms
 
     # Before the server starts: a frame's turn in the line, and the day's speed of the machine
     turn, plain = (turn_ms(), plain_numpy_ms()) if rates else (float("nan"), float("nan"))
+    if one_context and http:
+        raise ValueError("frames over HTTP need contexts of their own (an init script each)")
     with serve_app("bench-load.log", options) as url, own_browser(browser) as browser:
         pid = serve_app.pid
         browsers_in_the_back_row()
+        class_ = shared_context(browser, (VIEWPORT["width"], VIEWPORT["height"])) if one_context else None
+        browser = browser if class_ is None else class_  # where open_tab opens the visitors
         memory = {"rss start MB": rss_mb(pid), "turn ms": turn, "plain ms": plain}
         alone = measure(browser, url, pid, 0, 0, 1, epochs)["mnist s"] if mnist and rates else float("nan")
         rows = []
@@ -350,6 +360,8 @@ def lecture_hall(
         memory["mnist alone s"], memory["mnist epochs"] = alone, epochs
         memory["churn MB"] = churn(browser, url, pid, visitors, batch) if visitors else []
         memory["churn batch"] = batch
+        if class_ is not None:
+            class_.close()
         browsers_in_the_back_row(nice=0)  # a lent browser goes back as it came
     return rows, memory
 
@@ -378,13 +390,18 @@ def frames_per_second(pages: list, seconds: float) -> list[float]:
     return [rate(counted_frames(page), then) for page, then in zip(pages, counted, strict=True)]
 
 
-def heavy_visitor(browser: Any = None, seconds: float = 15, light: int = 3) -> dict[str, Any]:
+def heavy_visitor(
+    browser: Any = None, seconds: float = 15, light: int = 3, one_context: bool = False
+) -> dict[str, Any]:
     """`light` visitors play the default playground: alone, then while one more visitor plays the
     same (the control: what any fourth browser on these cores costs them), then while one more
     plays the largest setup the sidebar allows (hidden 8 × 128, 2,000 points, 2,000 steps a
-    second, both engines). Frames a second of each: the light ones in each phase, the heavy one."""
+    second, both engines). Frames a second of each: the light ones in each phase, the heavy one.
+    With `one_context`, as lecture_hall's: the tabs share one browser context."""
     with serve_app("bench-heavy.log") as url, own_browser(browser) as browser:
         browsers_in_the_back_row()
+        class_ = shared_context(browser, (VIEWPORT["width"], VIEWPORT["height"])) if one_context else None
+        browser = browser if class_ is None else class_
         players = open_playgrounds(browser, url, range(light))
         for page in players:
             play(page)
@@ -392,14 +409,16 @@ def heavy_visitor(browser: Any = None, seconds: float = 15, light: int = 3) -> d
         fourth = open_playground(browser, url, light)
         play(fourth)
         *beside, _ = frames_per_second([*players, fourth], seconds)
-        fourth.context.close()
+        leave(fourth)
         heavy = open_tab(browser, f"{url}/playground?{HEAVY}&epochs=100000", "2D playground", TIMEOUT_MS)
         play(heavy)
         heavy.wait_for_function("window.__frames >= 2", timeout=TIMEOUT_MS)  # it is playing
         *during, heavy_fps = frames_per_second([*players, heavy], seconds)
         note = heavy.locator(".st-key-pg_plane .note").inner_text()  # what the plane says of its steps
         for page in [*players, heavy]:
-            page.context.close()
+            leave(page)
+        if class_ is not None:
+            class_.close()
         browsers_in_the_back_row(nice=0)
     return {"alone": alone, "beside": beside, "during": during, "heavy": heavy_fps, "note": note}
 
@@ -424,7 +443,7 @@ def churn(browser, url: str, pid: int, sessions: int = 50, batch: int = 10, ttl:
             page.get_by_role("button", name="Pause").wait_for()
         pages[0].wait_for_timeout(2000)
         for page in pages:
-            page.context.close()
+            leave(page)
         after.append(expire(browser, url, pid, ttl))
     return after
 
@@ -434,11 +453,10 @@ def expire(browser, url: str, pid: int, ttl: float) -> float:
     sessions when its session store is next used, so a visitor comes and goes to make that happen."""
     say(f"closed sessions expire ({ttl:g} s)")
     time.sleep(ttl + 1)
-    context = browser.new_context(viewport=VIEWPORT)
-    page = context.new_page()
+    page = visitor_tab(browser, (VIEWPORT["width"], VIEWPORT["height"]))
     page.goto(url)
     wait_for_app(page)
-    context.close()
+    leave(page)
     time.sleep(1)
     return rss_mb(pid)
 

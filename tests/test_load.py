@@ -37,8 +37,20 @@ def hall(browser):
     # sixteen are docs/hosting.md's and docs/performance.md's, from the bench.
     # Without the report's rates (an MNIST run alone, the machine's speed): nothing here asserts them.
     # Four visitors press Pause, one after another, while the other four play.
+    # The visitors' tabs share one browser context (tests/harness.py's shared_context): each is a
+    # session of its own as before, at a third of the browser's CPU a tab; the students' browsers
+    # are their own machines, and here every CPU-second Chromium spends is the server's.
     rows, memory = lecture_hall(
-        [VISITORS], seconds=10, mnist=2, visitors=6, browser=browser, epochs=1, batch=3, rates=False, pauses=4
+        [VISITORS],
+        seconds=10,
+        mnist=2,
+        visitors=6,
+        browser=browser,
+        epochs=1,
+        batch=3,
+        rates=False,
+        pauses=4,
+        one_context=True,
     )
     text = report(rows, memory) + f"\nthe targets on a quiet machine (bench.load reports them): {TARGETS}"
     print("\n" + text)
@@ -89,7 +101,7 @@ def test_a_heavy_visitor_slows_itself_not_the_class(browser):
     Any fourth browser on these 2 cores slows the three: alone, each now gets up to its share of
     the replica's 40 frames/s, and the browsers, not the server, use most of the cores. So the
     heavy visitor is held against the control, an ordinary fourth visitor playing the default."""
-    seen = heavy_visitor(browser, seconds=8)
+    seen = heavy_visitor(browser, seconds=8, one_context=True)  # tabs as the hall's
     text = (
         "frames/s of the three alone: "
         + ", ".join(f"{f:.1f}" for f in seen["alone"])
