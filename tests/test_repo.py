@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import ROOT
 
-TEST_COMMAND = "pip install -r requirements-dev.txt && python -m pytest -n 2"
+TEST_COMMAND = "pip install -r requirements-dev.txt && python -m pytest"
 # Arrows point down: a package imports its own layer's modules or lower layers', never a sibling's.
 LAYERS = {
     "core": 0,
