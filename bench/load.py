@@ -345,23 +345,20 @@ def lecture_hall(
     with serve_app("bench-load.log", options) as url, own_browser(browser) as browser:
         pid = serve_app.pid
         browsers_in_the_back_row()
-        class_ = shared_context(browser, (VIEWPORT["width"], VIEWPORT["height"])) if one_context else None
-        browser = browser if class_ is None else class_  # where open_tab opens the visitors
-        memory = {"rss start MB": rss_mb(pid), "turn ms": turn, "plain ms": plain}
-        alone = measure(browser, url, pid, 0, 0, 1, epochs)["mnist s"] if mnist and rates else float("nan")
-        rows = []
-        for k in counts:
-            for over_http in (False, True) if http else (False,):
-                row = measure(browser, url, pid, k, seconds, mnist, epochs, over_http, pauses)
-                row["mnist vs alone"] = row["mnist s"] / alone
-                rows.append(row)
-        memory["rss peak MB"] = max(row["rss peak MB"] for row in rows)
-        memory["rss after MB"] = expire(browser, url, pid, TTL)
-        memory["mnist alone s"], memory["mnist epochs"] = alone, epochs
-        memory["churn MB"] = churn(browser, url, pid, visitors, batch) if visitors else []
-        memory["churn batch"] = batch
-        if class_ is not None:
-            class_.close()
+        with visitors_in(browser, one_context) as where:  # where open_tab opens the visitors
+            memory = {"rss start MB": rss_mb(pid), "turn ms": turn, "plain ms": plain}
+            alone = measure(where, url, pid, 0, 0, 1, epochs)["mnist s"] if mnist and rates else float("nan")
+            rows = []
+            for k in counts:
+                for over_http in (False, True) if http else (False,):
+                    row = measure(where, url, pid, k, seconds, mnist, epochs, over_http, pauses)
+                    row["mnist vs alone"] = row["mnist s"] / alone
+                    rows.append(row)
+            memory["rss peak MB"] = max(row["rss peak MB"] for row in rows)
+            memory["rss after MB"] = expire(where, url, pid, TTL)
+            memory["mnist alone s"], memory["mnist epochs"] = alone, epochs
+            memory["churn MB"] = churn(where, url, pid, visitors, batch) if visitors else []
+            memory["churn batch"] = batch
         browsers_in_the_back_row(nice=0)  # a lent browser goes back as it came
     return rows, memory
 
@@ -400,25 +397,22 @@ def heavy_visitor(
     With `one_context`, as lecture_hall's: the tabs share one browser context."""
     with serve_app("bench-heavy.log") as url, own_browser(browser) as browser:
         browsers_in_the_back_row()
-        class_ = shared_context(browser, (VIEWPORT["width"], VIEWPORT["height"])) if one_context else None
-        browser = browser if class_ is None else class_
-        players = open_playgrounds(browser, url, range(light))
-        for page in players:
-            play(page)
-        alone = frames_per_second(players, seconds)
-        fourth = open_playground(browser, url, light)
-        play(fourth)
-        *beside, _ = frames_per_second([*players, fourth], seconds)
-        leave(fourth)
-        heavy = open_tab(browser, f"{url}/playground?{HEAVY}&epochs=100000", "2D playground", TIMEOUT_MS)
-        play(heavy)
-        heavy.wait_for_function("window.__frames >= 2", timeout=TIMEOUT_MS)  # it is playing
-        *during, heavy_fps = frames_per_second([*players, heavy], seconds)
-        note = heavy.locator(".st-key-pg_plane .note").inner_text()  # what the plane says of its steps
-        for page in [*players, heavy]:
-            leave(page)
-        if class_ is not None:
-            class_.close()
+        with visitors_in(browser, one_context) as where:
+            players = open_playgrounds(where, url, range(light))
+            for page in players:
+                play(page)
+            alone = frames_per_second(players, seconds)
+            fourth = open_playground(where, url, light)
+            play(fourth)
+            *beside, _ = frames_per_second([*players, fourth], seconds)
+            leave(fourth)
+            heavy = open_tab(where, f"{url}/playground?{HEAVY}&epochs=100000", "2D playground", TIMEOUT_MS)
+            play(heavy)
+            heavy.wait_for_function("window.__frames >= 2", timeout=TIMEOUT_MS)  # it is playing
+            *during, heavy_fps = frames_per_second([*players, heavy], seconds)
+            note = heavy.locator(".st-key-pg_plane .note").inner_text()  # what the plane says of its steps
+            for page in [*players, heavy]:
+                leave(page)
         browsers_in_the_back_row(nice=0)
     return {"alone": alone, "beside": beside, "during": during, "heavy": heavy_fps, "note": note}
 
@@ -459,6 +453,21 @@ def expire(browser, url: str, pid: int, ttl: float) -> float:
     leave(page)
     time.sleep(1)
     return rss_mb(pid)
+
+
+@contextmanager
+def visitors_in(browser: Any, one_context: bool) -> Iterator[Any]:
+    """Where the visitors' tabs open (open_tab and open_tabs take either): `browser`, a context each;
+    or with `one_context`, one context they share (tests/harness.py's shared_context), closed
+    when the block ends, however it ends."""
+    if not one_context:
+        yield browser
+        return
+    context = shared_context(browser, (VIEWPORT["width"], VIEWPORT["height"]))
+    try:
+        yield context
+    finally:
+        context.close()
 
 
 @contextmanager
