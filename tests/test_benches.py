@@ -282,6 +282,37 @@ def test_browser_bench_runs_at_tiny_sizes(name, browser_benches):
     assert "----" in out, out  # its table
 
 
+def test_room_load_reads_when_the_store_first_holds_each_students_result(tmp_path):
+    """The students' delays start when their result is written, not when their screen says
+    "posted" (that comes once a check finds no better result, after the board showed the first)."""
+    from bench.room_load import STUDENTS_CHALLENGE, Written
+    from mlp.curriculum.challenges import CHALLENGES
+    from mlp.rooms import Result, Rooms, Store
+
+    rooms = Rooms(Store(f"sqlite:///{tmp_path / 'rooms.sqlite3'}"))
+    room, secret = rooms.create("class")
+    ana, ben = (rooms.join(room.code, name) for name in ("Ana", "Ben"))
+
+    def result(key: str, score: float) -> Result:
+        return Result(key, score, score, 1, 100, f"/playground?challenge={key}")
+
+    with Written(rooms, room.code, secret, every=0.01) as written:
+        rooms.post(ana, result("spiral-sgd", 0.5))  # another challenge: not the students'
+        first = time.time()
+        rooms.post(ana, result(STUDENTS_CHALLENGE, 0.5))
+        deadline = time.monotonic() + 30
+        while len(written.at) < 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        rooms.post(ana, result(STUDENTS_CHALLENGE, CHALLENGES[STUDENTS_CHALLENGE].target))  # a better one
+        second = time.time()
+        rooms.post(ben, result(STUDENTS_CHALLENGE, 0.6))
+        while len(written.at) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.05)  # a few more reads: nothing more to count
+    assert len(written.at) == 2  # one a student: a better result is not another
+    assert first <= written.at[0] <= first + 5 and second <= written.at[1] <= second + 5
+
+
 def test_room_load_times_each_result_to_the_board_and_reports(tmp_path):
     import itertools
 

@@ -1,7 +1,7 @@
 """A class of 50 in one room on one server (bench/room_load.py): the issue's two targets.
 
-Every result on the instructor's board within 2 s (from a member's post, or from the "posted"
-sentence on a student's screen), and the students' frames still coming while the room is busy.
+Every result on the instructor's board within 2 s (from a member's post, or from a student's first
+result written in the store), and the students' frames still coming while the room is busy.
 Their frame rate in the room against the same load without one (the issue's target: within 10%)
 depends on how quiet these two shared cores are, so `python -m bench.room_load` measures it and
 docs/performance.md gives its runs. Six students play in Chromium here (the bench's default is
