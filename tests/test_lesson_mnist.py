@@ -311,3 +311,15 @@ def test_class_pace_is_where_projector_mode_starts_and_full_speed_is_the_default
     assert MnistSettings().pace == "full" and MnistSettings().min_epoch_seconds == 0
     assert from_query({"pace": "class"})[0].min_epoch_seconds == CLASS_EPOCH_SECONDS
     assert SPECS["pace"].for_class == "class"
+
+
+def test_a_jobs_threads_are_its_share_of_the_machines_cores_whatever_the_slots(monkeypatch):
+    import pages.serving.jobs as jobs
+
+    monkeypatch.setattr(jobs, "machine_cores", lambda: 8)
+    monkeypatch.setenv("MLP_PLAYGROUND_TRAINING_JOBS", "1")  # a server set to one job at a time
+    assert (jobs.Executor().slots, jobs.Executor().threads_per_job) == (1, 8)  # it gets every core
+    monkeypatch.delenv("MLP_PLAYGROUND_TRAINING_JOBS")
+    assert (jobs.Executor().slots, jobs.Executor().threads_per_job) == (8, 1)  # a job a core
+    assert jobs.Executor(slots=3).threads_per_job == 2 and jobs.Executor(slots=16).threads_per_job == 1
+    assert jobs.Executor(slots=2, threads_per_job=3).threads_per_job == 3  # asked for

@@ -49,12 +49,17 @@ class Work(Protocol):
         """An immutable description for readers; built in the worker."""
 
 
+def machine_cores() -> int:
+    """The cores this process may use."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, cores or 1)
+
+
 def default_slots() -> int:
     """Concurrent jobs: $MLP_PLAYGROUND_TRAINING_JOBS, else one per core this process may use."""
     if os.environ.get("MLP_PLAYGROUND_TRAINING_JOBS", "").isdigit():
         return max(1, int(os.environ["MLP_PLAYGROUND_TRAINING_JOBS"]))
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return max(1, cores or 1)
+    return machine_cores()
 
 
 class Job:
@@ -156,12 +161,13 @@ class Job:
 
 
 class Executor:
-    """At most `slots` jobs train at once, each on its own worker thread; the rest wait in order."""
+    """At most `slots` jobs train at once, each on its own worker thread; the rest wait in order.
+    Each job's torch threads are its share of the machine's cores when every slot is busy: all of
+    them with one slot (a server set to one job at a time), one each with a slot a core."""
 
     def __init__(self, slots: int | None = None, threads_per_job: int | None = None) -> None:
         self.slots = slots or default_slots()
-        cores = default_slots() if slots is None else max(self.slots, 1)
-        self.threads_per_job = threads_per_job or max(1, cores // self.slots)
+        self.threads_per_job = threads_per_job or max(1, machine_cores() // self.slots)
         self._queue: deque[Job] = deque()
         self._running: set[Job] = set()
         # Reentrant: a job's owner can be collected (and cancel its job) while this thread holds it.
