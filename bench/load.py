@@ -27,7 +27,7 @@ import urllib.request
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 from bench.timing import table
 from pages.serving.turns import SHARE
@@ -159,18 +159,31 @@ def browsers_in_the_back_row(nice: int = 10) -> None:
             os.setpriority(os.PRIO_PROCESS, pid, nice)
 
 
+class Background:
+    """A loop (`_run`, until `_stop` is set) on a thread of its own while a `with` block runs."""
+
+    def _run(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
 @dataclass
-class Probe:
+class Probe(Background):
     """Polls the health endpoint and samples the server's memory from its own thread."""
 
     url: str
     pid: int
     latencies: list[float] = field(default_factory=list)
     rss: list[float] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
         while not self._stop.wait(0.25):
@@ -182,14 +195,6 @@ class Probe:
             except OSError:
                 self.latencies.append(float("inf"))
             self.rss.append(rss_mb(self.pid))
-
-    def __enter__(self) -> Probe:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
 
 
 def open_playground(browser, url: str, seed: int, http: bool = False):

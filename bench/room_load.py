@@ -31,7 +31,6 @@ import os
 import re
 import statistics
 import tempfile
-import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -40,6 +39,7 @@ from urllib.parse import urlencode
 
 from bench.load import (
     TIMEOUT_MS,
+    Background,
     browsers_in_the_back_row,
     counted_frames,
     cpu_seconds,
@@ -98,7 +98,7 @@ def scores(challenge: Challenge, jitter: float) -> tuple[float, float, float]:
 
 
 @dataclass
-class Class:
+class Class(Background):
     """Members posting from their own thread, each every `every` seconds from their own offset,
     through one challenge after another (each member starting at another); what the board must
     show is in `shown`, posts the store didn't write at once in `refused`."""
@@ -110,10 +110,6 @@ class Class:
     shown: list[Shown] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
     posts: int = 0
-
-    def __post_init__(self) -> None:
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
         start, n = time.monotonic(), len(self.members)
@@ -139,14 +135,6 @@ class Class:
             if step + 1 < 3 * len(self.challenges):
                 heapq.heappush(due, (when + self.every, i, step + 1))
 
-    def __enter__(self) -> Class:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
 
 def delays(shown: Sequence[Shown], board: Sequence[Sequence[Any]]) -> list[float]:
     """Seconds from each result to the first time the board said its count had been reached
@@ -166,7 +154,7 @@ def student_delays(written: Sequence[float], board: Sequence[Sequence[Any]]) -> 
     return delays(shown, board)
 
 
-class Written:
+class Written(Background):
     """When the store first held each count of results on the students' challenge: read ten
     times a second from the store the pages write to, as the board reads it. (A student's page
     hands its post to the rooms' thread, which writes it a moment later; the page's "posted"
@@ -174,8 +162,6 @@ class Written:
 
     def __init__(self, rooms: Rooms, code: str, secret: str, every: float = 0.1) -> None:
         self.instructor, self.every, self.at = Instructor(rooms, code, secret), every, []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
         while not self._stop.wait(self.every):
@@ -183,14 +169,6 @@ class Written:
             for board in self.instructor.board(top=1).challenges:
                 if board.challenge.key == STUDENTS_CHALLENGE:
                     self.at.extend([now] * (board.count - len(self.at)))
-
-    def __enter__(self) -> Written:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
 
 
 def student_link(url: str, seed: int, code: str) -> str:
