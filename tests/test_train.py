@@ -326,6 +326,29 @@ def test_cpu_threads_are_measured_once_and_the_callers_setting_comes_back():
     assert fixed.threads == 1
 
 
+@pytest.mark.skipif(torch.get_num_threads() < 2, reason="the tuner measures 1 against more threads")
+def test_a_run_that_measures_its_threads_trains_bit_for_bit_as_one_given_its_count():
+    """The tuner times its counts on a copy of the network: the run's own steps all take the
+    count it keeps, so the run (and the notebook that sets that count) has the same numbers as
+    a run told that count from the start. A step's sums split over 2 threads add up in another
+    order than on 1 (asserted below, or the test could not tell)."""
+    data = load_sample()
+    X, y = data.x_train[:2048], data.y_train[:2048]
+
+    def trained(threads: int) -> tuple[Trainer, list[torch.Tensor]]:
+        cfg = TrainConfig(batch_size=64, epochs=1, fast_path=False, threads=threads, seed=3)
+        trainer = Trainer(MLP(784, [512], 10, seed=3), (X, y), cfg=cfg)
+        trainer.run_steps(32)  # ≥ 4 × its probe of 2 steps: it measures in this call
+        return trainer, [p.detach().clone() for p in trainer.params]
+
+    measured, weights = trained(0)
+    assert measured.threads in (1, 2) and measured.step_count == 32
+    _, given = trained(measured.threads)
+    assert all(torch.equal(a, b) for a, b in zip(weights, given, strict=True))
+    _, other = trained(3 - measured.threads)
+    assert not all(torch.equal(a, b) for a, b in zip(weights, other, strict=True))
+
+
 @pytest.mark.parametrize("threads", [0, 2])
 def test_on_the_numpy_path_torch_steps_on_one_thread_whatever_the_setting(threads):
     """The NumPy path's products are NumPy's BLAS's; torch's threads beside them only spun

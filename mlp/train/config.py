@@ -203,7 +203,7 @@ class TrainConfig:
     loss: str = setting(  # "mse" wants one output and real-valued (float) labels
         "cross_entropy", Spec("loss", choices=LOSSES, label="Loss")
     )
-    threads: int = setting(  # CPU intra-op threads; 0 = measure 1 vs all on the first steps, keep the faster
+    threads: int = setting(  # CPU intra-op threads; 0 = time 1 vs all on a copy of the net, keep the faster
         0, Spec("threads", 0, 4096, label="CPU threads")
     )
     amp: bool = setting(  # bf16 autocast for the forward pass (meant for CUDA; the weights stay float32)

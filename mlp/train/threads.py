@@ -12,11 +12,15 @@ from mlp.device import DEFAULT_THREADS, torch_threads
 
 
 class ThreadTuner:
-    """On the CPU with threads=0, time a few real steps with 1 and with all threads; keep the faster.
+    """On the CPU with threads=0, time a few steps' products with 1 and with all threads; keep the faster.
 
     More threads win on big matmuls and lose on small ones, and lose badly when another
-    process holds a core (each op waits at a barrier), so this is measured. Whatever it
-    sets, `scope()` gives the caller's thread count back when the block ends.
+    process holds a core (each op waits at a barrier), so this is measured. It is measured on
+    a throwaway copy of the network (`probe_step`), never on the run's own steps: the count
+    changes a step's last bits (a sum split over threads adds in another order), so a run that
+    measured its threads trains bit for bit as a run given the count it chose, from its first
+    step, and its exported notebook (which sets that count) prints the same numbers. Whatever
+    it sets, `scope()` gives the caller's thread count back when the block ends.
 
     On the NumPy path (`numpy=True`) torch runs on one thread and nothing is measured: the
     products are NumPy's BLAS's, and torch's few small ops there gain nothing from more threads.
@@ -39,22 +43,20 @@ class ThreadTuner:
         """torch's threads a step uses: 1 on the NumPy path; else the count (0 until measured)."""
         return 1 if numpy else self.threads
 
-    def tune(
-        self, steps: int, probe: int, one_step: Callable[[], bool], numpy: bool = False
-    ) -> tuple[bool, int]:
-        """Spend 2 × probe of `steps` measuring, if not done yet (never on the NumPy path).
-        Returns (stopped, steps left)."""
+    def tune(self, steps: int, probe: int, probe_step: Callable[[], object], numpy: bool = False) -> None:
+        """Time `probe` calls of `probe_step` (a step's work on a copy of the network) at each
+        count, if not measured yet, and set the faster; never on the NumPy path, nor for a call
+        of fewer than 4 × probe steps (a page's frame: measured by a later, longer call)."""
         if numpy or not self.pending or steps < 4 * probe:
-            return False, steps  # measured already, or too short a call to measure: decide later
+            return
         timings = {}
         for threads in (1, DEFAULT_THREADS):
             torch.set_num_threads(threads)
+            probe_step()  # the first call at a count warms its pool up: not timed
             start = time.perf_counter()
             for _ in range(probe):
-                if one_step():
-                    return True, 0
+                probe_step()
             timings[threads] = time.perf_counter() - start
         self.threads = min(timings, key=timings.get)
         self.pending = False
         torch.set_num_threads(self.threads)
-        return False, steps - 2 * probe

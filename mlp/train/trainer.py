@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from copy import deepcopy
+from dataclasses import replace
 from typing import Any
 
 import torch
@@ -59,6 +61,7 @@ class Trainer:
         self.reporter = r = Reporter(device)
         self.totals, self.clock, self.history = r.totals, r.clock, r.history
         self.tuner = ThreadTuner(cfg.threads, device)
+        self._probe: Callable[[], object] | None = None  # the tuner's throwaway step, made when it measures
         self.step_count = 0
         self.interrupted = False  # set by interrupt(), from another thread
         self.epoch = 0  # completed epochs
@@ -83,6 +86,7 @@ class Trainer:
         self.stepper = Stepper(self.model, cfg)
         self.guard.follow(self.stepper.layout())
         self.path = make_path(self)
+        self._probe = None  # the tuner's step, on the new batch size and engine
         self.guard.allowance = penalty_of(self.model, cfg.l1, cfg.l2)
         # New settings are the way out of a finished or diverged run (a lower learning rate,
         # more epochs); the weights are the last good ones either way.
@@ -153,7 +157,8 @@ class Trainer:
         numpy = self.path.name == NUMPY_PATH  # its products are NumPy's: torch on one thread
         with self.tuner.scope(numpy), flush_denormals():
             probe = min(10, max(2, self.steps_per_epoch // 20))
-            stopped, n = self.tuner.tune(n, probe, lambda: self._one_step(callback), numpy)
+            self.tuner.tune(n, probe, self._probe_step, numpy)
+            stopped = False
             for _ in range(n):
                 if self.interrupted or (stopped := self._one_step(callback)):
                     break
@@ -162,6 +167,21 @@ class Trainer:
         self.clock.stop()
         if self.status == "running" and self.step_count >= self.total_steps:
             self.status = "done"
+
+    def _probe_step(self) -> None:
+        """What a step's threads do, for the tuner: forward and backward of a copy of the
+        network on the first batch. The run itself (weights, optimizer, batch order, counts) is
+        untouched, so what it trains does not depend on the measuring."""
+        if self._probe is None:
+            model = self.model
+            generator = getattr(model, "generator", None)  # dropout's masks: the run's own draws stay
+            memo = {} if generator is None else {id(generator): torch.Generator(device=self.device)}
+            twin = deepcopy(model, memo)
+            gradients = make_gradients(twin, replace(self.cfg, compile=False), self.device)
+            n = self.batch_size
+            xb, yb = self.batches.X[:n].to(self.device), self.batches.y[:n].to(self.device)
+            self._probe = lambda: gradients(xb, yb)
+        self._probe()
 
     def step(self) -> None:
         """One optimizer step on the next batch (closing the epoch when it is the last)."""
@@ -285,6 +305,7 @@ def new_data(trainer: Trainer, train: tuple[Any, Any], val: tuple[Any, Any] | No
     trainer.val = None if val is None else tuple(as_tensor(t).to(trainer.device) for t in val)
     trainer.total_steps = max(cfg.epochs * trainer.steps_per_epoch, trainer.step_count)
     trainer.path = make_path(trainer)  # a full batch of more points may be too large for NumPy
+    trainer._probe = None  # the tuner's step, on the new data
     if trainer.status == "done" and trainer.step_count < trainer.total_steps:
         trainer.status = "ready"
 
