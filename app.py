@@ -40,11 +40,12 @@ if __name__ == "__main__":
     navigation.run()
 else:
     from deploy.identity import replica_route
-    from mlp.device import one_blas_thread
+    from mlp.device import counts_in_turns, one_blas_thread
     from pages.serving.frames import routes
     from pages.ui import cookies
     from pages.ui.internals import no_delay
 
     one_blas_thread()  # a server: every visitor's frame on one thread (mlp/device.py says why)
+    counts_in_turns()  # a lone job on every core, frames on one, in turns (mlp/device.py)
     no_delay()  # each answer sent at once, not 40 ms later (pages/ui/internals.py, 5)
     app = st.App("app.py", routes=[*routes(), replica_route(), cookies.route()])

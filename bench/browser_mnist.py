@@ -5,7 +5,7 @@ First it times Stop, pressed mid-run, until "stopped" is on screen. Then, for ea
 bundled sample for 100 epochs; 60,000 synthetic digits for 3; --epochs N for N each) it serves
 the app, opens the MNIST page with the run's settings in its link, presses Start and times until
 the evaluation is on screen; then, in this process, trains the same run (same settings, same
-thread count as the server's executor gives a job) with `fit` alone. Efficiency = fit's time /
+thread count as the server's executor gives a lone job: every core) with `fit` alone. Efficiency = fit's time /
 the page's time; the target is 90%. Where the rest goes, from the job's own times (the page's
 debug line): training in the job against fit alone (the page's redraws and the browser share
 the machine), the job's own work around its steps (views, the final evaluation), and the rest of
@@ -35,7 +35,7 @@ from bench.timing import table
 from mlp.data.mnist import SYNTHETIC_VAR, load_sample, synthetic
 from mlp.lessons.mnist import MnistSettings, to_query
 from mlp.runs.mnist import MnistRun
-from pages.serving.jobs import Executor
+from pages.serving.jobs import machine_cores
 from tests.harness import chromium, serve_app, wait_for_app
 
 CASES = {
@@ -143,7 +143,7 @@ def stop_seconds(url: str) -> float:
 
 def fit_seconds(n_synthetic: int | None, settings: MnistSettings) -> float:
     data = load_sample() if n_synthetic is None else synthetic(n_synthetic)
-    threads = Executor().threads_per_job  # as the server gives a job: torch's threads and BLAS's
+    threads = machine_cores()  # as the server gives a lone job (pages/serving/jobs.py): torch's and BLAS's
     run = MnistRun(data, settings, threads=threads)
     with threadpool_limits(threads, user_api="blas"):  # the server keeps NumPy's BLAS to this too
         start = time.perf_counter()

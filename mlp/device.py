@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import math
 import platform
 import threading
+import time
+from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -111,18 +114,115 @@ def one_blas_thread() -> None:
     _BLAS_LIMIT = threadpool_limits(limits=1, user_api="blas")
 
 
+class ThreadCounts:
+    """NumPy's BLAS threads, held in turns: a server's (`counts_in_turns`).
+
+    OpenBLAS's count is the whole process's (one setting for every thread; torch's, by contrast,
+    is each thread's own: `torch_threads`), and it changes a product's last bits, not only its
+    speed. On a server a lone MNIST job trains on every core while visitors' frames train on
+    one (pages/serving/jobs.py); were each to set the count it wants, a frame would change the
+    job's count mid-step and the job a frame's, and neither run would be the one its link
+    re-trains. So a block holds the count it runs on: blocks asking the count held now run
+    together; a block asking another waits until they are done; and a block arriving after it
+    waits behind it, whatever it asks (first come, first served: a job on every core gets its
+    turn among a class's frames, and the frames theirs between its chunks). When no block holds
+    it, the count is `base`.
+    """
+
+    def __init__(self, base: int = 1) -> None:
+        self.base = base
+        self.count = 0  # unknown until first set
+        self.holders = 0
+        self._line: deque[object] = deque()  # who waits, in order of arrival
+        self._turn = threading.Condition()
+        self._blas = None  # threadpoolctl's controllers of NumPy's BLAS: set without a scan each time
+        self._base_seen = -math.inf  # when a block at `base` last ended (a visitor's frame, say)
+
+    @contextmanager
+    def hold(self, n: int) -> Iterator[None]:
+        """Run the block with NumPy's BLAS on n threads, in turn with blocks at other counts."""
+        ticket = object()
+        with self._turn:
+            self._line.append(ticket)
+            while self._line[0] is not ticket or (self.holders and self.count != n):
+                self._turn.wait()
+            self._line.popleft()
+            if not self.holders:
+                self._set(n)
+            self.holders += 1
+            self._turn.notify_all()  # the next in line may run beside this block
+        try:
+            yield
+        finally:
+            with self._turn:
+                self.holders -= 1
+                if n == self.base:
+                    self._base_seen = time.monotonic()
+                if not self.holders:
+                    self._set(self.base)
+                    self._turn.notify_all()
+
+    def quiet(self, seconds: float) -> bool:
+        """Whether no block at `base` runs now or ran in the last `seconds` (no frame is being drawn)."""
+        with self._turn:
+            busy = self.holders and self.count == self.base
+            return not busy and time.monotonic() - self._base_seen >= seconds
+
+    def _set(self, n: int) -> None:
+        if n == self.count:
+            return
+        if self._blas is None:
+            from threadpoolctl import ThreadpoolController
+
+            self._blas = ThreadpoolController().select(user_api="blas")
+        for library in self._blas.lib_controllers:
+            library.set_num_threads(n)
+        self.count = n
+
+
+_COUNTS: ThreadCounts | None = None  # set by counts_in_turns(): a server
+_held = threading.local()  # depth 1 while this thread is in a held block
+
+
+def counts_in_turns() -> ThreadCounts:
+    """From now on, a `torch_threads` block also holds NumPy's BLAS at its count, in turns with
+    blocks at other counts (ThreadCounts); held by none, it is 1 (a server's: `one_blas_thread`)."""
+    global _COUNTS
+    if _COUNTS is None:
+        _COUNTS = ThreadCounts()
+    return _COUNTS
+
+
+def quiet_for(seconds: float) -> bool:
+    """Whether no block at one thread (a visitor's frame) ran in the last `seconds`; always, in a
+    process that doesn't hold its counts in turns (a script, a notebook)."""
+    return _COUNTS is None or _COUNTS.quiet(seconds)
+
+
 @contextmanager
 def torch_threads(n: int) -> Iterator[None]:
     """Run the block with n intra-op CPU threads, then put the previous number back.
 
     Small matmuls lose with more threads, and lose badly when the cores are shared (a browser
     on the same laptop, other visitors of a server): every op waits at a barrier for a thread
-    that isn't running. The setting is process-wide in PyTorch, so other work running while a
-    block runs goes at its speed too. The count can change a run's last bits, not only its
-    speed: a reduction split over threads adds in another order (measured here: a 784-512-10
-    net after 50 SGD steps at 1 and at 2 threads differed by up to 4.5e-8 in a weight). A run
-    re-run to compare bit for bit needs the count it ran with.
+    that isn't running. With OpenMP (this wheel's), the setting is the calling thread's, and the
+    one threads made later start with: measured here, a thread's `set_num_threads(1)` left
+    another's matmuls on 2. The count can change a run's last bits, not only its speed: a
+    reduction split over threads adds in another order (measured here: a 784-512-10 net after
+    50 SGD steps at 1 and at 2 threads differed by up to 4.5e-8 in a weight). A run re-run to
+    compare bit for bit needs the count it ran with. On a server (`counts_in_turns`) the block
+    also holds NumPy's BLAS at n, in turn with blocks at other counts (ThreadCounts); a block
+    inside a held one only sets torch's (the NumPy path's steps put torch on one).
     """
+    if _COUNTS is not None and not getattr(_held, "depth", 0):
+        with _COUNTS.hold(n):
+            _held.depth = 1
+            try:
+                with torch_threads(n):
+                    yield
+            finally:
+                _held.depth = 0
+        return
     before = torch.get_num_threads()
     if n != before:
         torch.set_num_threads(n)

@@ -1,6 +1,7 @@
 """The MNIST page's model: settings and links, a run as a background job, a visitor's session."""
 
 import gc
+import threading
 import time
 
 import numpy as np
@@ -323,3 +324,74 @@ def test_a_jobs_threads_are_its_share_of_the_machines_cores_whatever_the_slots(m
     assert (jobs.Executor().slots, jobs.Executor().threads_per_job) == (8, 1)  # a job a core
     assert jobs.Executor(slots=3).threads_per_job == 2 and jobs.Executor(slots=16).threads_per_job == 1
     assert jobs.Executor(slots=2, threads_per_job=3).threads_per_job == 3  # asked for
+
+
+class Held:
+    """A job's work that trains until released, and records the threads it was given."""
+
+    def __init__(self, wide: bool) -> None:
+        self.wide, self.given, self.steps = wide, [], 0
+        self.release, self.started = threading.Event(), threading.Event()
+        self.finished, self.status = False, "done"
+
+    def use_threads(self, n: int) -> None:
+        self.given.append(n)
+
+    def advance(self, seconds: float) -> None:
+        self.started.set()
+        self.finished = self.release.wait(seconds)
+
+    def stop(self, reason: str) -> None:
+        pass
+
+    def interrupt(self) -> None:
+        pass
+
+    def finish(self) -> None:
+        pass
+
+    def view(self) -> int:
+        return 0
+
+
+def test_a_lone_job_trains_on_every_core_and_jobs_beside_others_on_their_share(monkeypatch):
+    import pages.serving.jobs as jobs
+
+    monkeypatch.setattr(jobs, "machine_cores", lambda: 8)
+    executor = jobs.Executor(slots=4)  # a share is 2 cores
+    lone, beside, narrow = Held(wide=True), Held(wide=True), Held(wide=False)
+    first = executor.submit(lone)
+    assert lone.started.wait(30)
+    second = executor.submit(beside)  # starts while the first trains: its share
+    assert beside.started.wait(30)
+    lone.release.set(), beside.release.set()
+    assert first.wait(30) and second.wait(30)
+    assert (first.threads, lone.given, second.threads, beside.given) == (8, [8], 2, [2])
+    third = executor.submit(narrow)  # alone, but not wide (a challenge's run): its share
+    narrow.release.set()
+    assert third.wait(30) and (third.threads, narrow.given) == (2, [2])
+
+
+def test_a_challenges_mnist_run_is_never_wide_and_keeps_the_threads_it_began_on():
+    data = load_sample()
+    settings = MnistSettings(epochs=1, device="cpu")
+    free, challenge = MnistRun(data, settings), MnistRun(data.challenge_part(), settings)
+    assert free.wide and not challenge.wide  # its re-run at Close trains on a job's share
+    free.use_threads(2)
+    assert free.trainer.cfg.threads == 2 and free.train_cfg.threads == 2
+    free.advance(0.05)
+    free.use_threads(1)  # after its first step: the count it began on stays
+    assert free.trainer.cfg.threads == 2 and not free.wide
+
+
+def test_a_job_alone_among_playing_visitors_trains_on_its_share(monkeypatch):
+    """A job on every core would hold NumPy's BLAS count, and visitors' frames wait for its chunks:
+    it starts alone only when no frame trained for QUIET_SECONDS."""
+    import pages.serving.jobs as jobs
+
+    monkeypatch.setattr(jobs, "machine_cores", lambda: 8)
+    monkeypatch.setattr(jobs, "quiet_for", lambda seconds: seconds != jobs.QUIET_SECONDS)
+    work = Held(wide=True)
+    job = jobs.Executor(slots=4).submit(work)
+    work.release.set()
+    assert job.wait(30) and (job.threads, work.given) == (2, [2])

@@ -1,6 +1,7 @@
 """mlp.train: the engine learns, reproduces, schedules, clips, stops and survives divergence."""
 
 import math
+import threading
 import time
 from dataclasses import replace
 from types import SimpleNamespace
@@ -288,6 +289,101 @@ def test_torch_threads_gives_the_callers_count_back_whatever_the_block_did():
             with torch_threads(outer):  # the same count: nothing to change on the way in
                 torch.set_num_threads(3 - outer)  # what the trainer's thread tuner does
             assert torch.get_num_threads() == outer
+    finally:
+        torch.set_num_threads(before)
+
+
+def blas_threads() -> int:
+    from threadpoolctl import threadpool_info
+
+    return next(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas")
+
+
+class Holder(threading.Thread):
+    """A block holding NumPy's BLAS at `n` threads until released; records the count it ran on."""
+
+    def __init__(self, counts, n: int) -> None:
+        super().__init__(daemon=True)
+        self.counts, self.n = counts, n
+        self.inside, self.release, self.seen = threading.Event(), threading.Event(), None
+
+    def run(self) -> None:
+        with self.counts.hold(self.n):
+            self.seen = blas_threads()
+            self.inside.set()
+            self.release.wait(60)
+
+
+def until(condition, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "never happened"
+        time.sleep(0.005)
+
+
+@pytest.fixture
+def blas_as_it_was():
+    from threadpoolctl import threadpool_limits
+
+    before = blas_threads()
+    yield
+    threadpool_limits(before, user_api="blas")
+
+
+def test_blocks_at_one_count_run_together_another_waits_its_turn_and_later_ones_wait_behind_it(
+    blas_as_it_was,
+):
+    """A server's BLAS count in turns (mlp.device.ThreadCounts): frames at one thread run side
+    by side; a lone job's chunk on every core waits for them and runs alone; a frame arriving
+    after it waits behind it (no starving); then the count is back at one."""
+    from mlp.device import ThreadCounts
+
+    counts = ThreadCounts()
+    a, b, wide, late = (Holder(counts, n) for n in (1, 1, 2, 1))
+    a.start(), b.start()
+    assert a.inside.wait(30) and b.inside.wait(30)  # together
+    wide.start()
+    until(lambda: len(counts._line) == 1)  # in line behind the frames
+    late.start()
+    until(lambda: len(counts._line) == 2)  # at their count, but behind the wide block
+    assert not wide.inside.is_set() and not late.inside.is_set()
+    a.release.set(), b.release.set()
+    assert wide.inside.wait(30)
+    assert wide.seen == 2 and not late.inside.is_set()  # alone
+    wide.release.set()
+    assert late.inside.wait(30) and late.seen == 1
+    late.release.set()
+    for holder in (a, b, wide, late):
+        holder.join(30)
+    assert (counts.holders, blas_threads()) == (0, 1)
+
+
+def test_the_counts_are_quiet_when_no_frame_at_one_thread_ran_lately(blas_as_it_was):
+    from mlp.device import ThreadCounts
+
+    counts = ThreadCounts()
+    assert counts.quiet(3600)  # nothing ran yet
+    with counts.hold(2):  # a job on every core is not a frame
+        assert counts.quiet(0)
+    with counts.hold(1):
+        assert not counts.quiet(0)  # a frame now
+    assert not counts.quiet(3600) and counts.quiet(0)
+
+
+def test_on_a_server_a_torch_threads_block_holds_blas_too_and_one_inside_it_only_sets_torch(
+    monkeypatch, blas_as_it_was
+):
+    import mlp.device as device
+
+    before = torch.get_num_threads()
+    monkeypatch.setattr(device, "_COUNTS", device.ThreadCounts())
+    try:
+        with torch_threads(2):
+            assert (torch.get_num_threads(), blas_threads()) == (2, 2)
+            with torch_threads(1):  # the NumPy path's steps inside a job's chunk: no wait
+                assert (torch.get_num_threads(), blas_threads()) == (1, 2)
+            assert torch.get_num_threads() == 2
+        assert (torch.get_num_threads(), blas_threads()) == (before, 1)  # held by none: one
     finally:
         torch.set_num_threads(before)
 

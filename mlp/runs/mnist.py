@@ -130,6 +130,17 @@ class MnistRun:
     # --- the job's side ----------------------------------------------------------------------
 
     @property
+    def wide(self) -> bool:
+        """Whether a job may train it on every core (pages.serving.jobs): not a challenge's run,
+        whose re-run at the class's Close trains on a job's share, and must give its numbers."""
+        return self.data.hidden is None and self.trainer.step_count == 0
+
+    def use_threads(self, threads: int) -> None:
+        """Train on `threads` CPU threads from the first step (before it, or never)."""
+        if self.trainer.use_threads(threads):
+            self.train_cfg = self.trainer.cfg
+
+    @property
     def finished(self) -> bool:
         return self.trainer.finished
 

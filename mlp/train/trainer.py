@@ -73,6 +73,15 @@ class Trainer:
         self.path = make_path(self)  # NumPy or torch: how each step runs (mlp.train.fastpath.choice)
         self.watch = Watch()  # more points to score at the epochs a best can be (a challenge's hidden ones)
 
+    def use_threads(self, threads: int) -> bool:
+        """Train on `threads` CPU threads (0: measure them) from the first step; True if taken
+        (before the first step: after it, the run keeps the count it began on)."""
+        if self.step_count:
+            return False
+        self.cfg = replace(self.cfg, threads=threads)
+        self.tuner = ThreadTuner(threads, self.device)
+        return True
+
     def reconfigure(self, cfg: TrainConfig) -> None:
         """New training settings for the same model, mid-run: weights, step count and history
         stay; the optimizer starts afresh (its momentum and Adam moments are dropped)."""
@@ -177,6 +186,8 @@ class Trainer:
             generator = getattr(model, "generator", None)  # dropout's masks: the run's own draws stay
             memo = {} if generator is None else {id(generator): torch.Generator(device=self.device)}
             twin = deepcopy(model, memo)
+            for param in twin.parameters():  # the manual engine writes into .grad, as a stepper leaves it
+                param.grad = torch.zeros_like(param)
             gradients = make_gradients(twin, replace(self.cfg, compile=False), self.device)
             n = self.batch_size
             xb, yb = self.batches.X[:n].to(self.device), self.batches.y[:n].to(self.device)

@@ -17,12 +17,15 @@ import weakref
 from collections import deque
 from typing import Any, Protocol
 
-from mlp.device import torch_threads
+from mlp.device import quiet_for, torch_threads
 from mlp.errors import unexpected
 
 _log = logging.getLogger(__name__)
 ACTIVE = ("queued", "running")
 CHUNK_SECONDS = 0.1  # training between two published views (Stop interrupts the step loop itself)
+# A job starts alone when no other job trains or waits and no visitor's frame trained for this
+# long: a job on every core holds NumPy's BLAS count, so frames would wait for its chunks.
+QUIET_SECONDS = 2.0
 
 
 class Work(Protocol):
@@ -47,6 +50,9 @@ class Work(Protocol):
 
     def view(self) -> Any:
         """An immutable description for readers; built in the worker."""
+
+    # Optional: `wide` (True: the work may train on every core when it starts alone) and
+    # `use_threads(n)` (called before its first step with the count it trains on, to the end).
 
 
 def machine_cores() -> int:
@@ -80,6 +86,7 @@ class Job:
         self.view = work.view()  # replaced (never mutated) by the worker as training goes
         self.submitted = time.monotonic()
         self.started: float | None = None  # time.monotonic() when a worker took it
+        self.threads = 0  # the CPU threads it trains on, from its start
         self.ended: float | None = None
         self._executor = executor
         self._stop: str | None = None  # the reason, once asked
@@ -138,21 +145,27 @@ class Job:
         return self._owner is not None and self._owner() is None
 
     def run(self, threads: int) -> None:
-        """Train to the end, a chunk at a time, publishing views; called by a worker thread."""
-        self.state, self.started = "running", time.monotonic()
+        """Train to the end on `threads` CPU threads, a chunk at a time, publishing views; called
+        by a worker thread. Each chunk holds the process's thread count (mlp.device.torch_threads):
+        on a server, blocks at other counts (visitors' frames, other jobs) take turns between
+        chunks, and every step of the run is on its count."""
+        self.state, self.started, self.threads = "running", time.monotonic(), threads
         try:
-            with torch_threads(threads):
-                abandoned = False
-                while not self.work.finished and self._stop is None and not (abandoned := self._orphaned()):
+            if use_threads := getattr(self.work, "use_threads", None):
+                use_threads(threads)
+            abandoned = False
+            while not self.work.finished and self._stop is None and not (abandoned := self._orphaned()):
+                with torch_threads(threads):
                     self.work.advance(CHUNK_SECONDS)
-                    self.view = self.work.view()
-                if self._cancelled or abandoned:
-                    self._end("cancelled", self._stop or "Its page closed.")
-                    return
+                self.view = self.work.view()
+            if self._cancelled or abandoned:
+                self._end("cancelled", self._stop or "Its page closed.")
+                return
+            with torch_threads(threads):
                 if self._stop is not None:
                     self.work.stop(self._stop)
                 self.work.finish()
-                self.view = self.work.view()
+            self.view = self.work.view()
             status = self.work.status if self.work.status in ("stopped", "diverged") else "done"
             self._end(status, self._stop or "")
         except Exception as err:  # a worker must outlive any one job
@@ -162,12 +175,21 @@ class Job:
 
 class Executor:
     """At most `slots` jobs train at once, each on its own worker thread; the rest wait in order.
-    Each job's torch threads are its share of the machine's cores when every slot is busy: all of
-    them with one slot (a server set to one job at a time), one each with a slot a core."""
+
+    A job's CPU threads are decided when it starts and kept to its end (the count changes a
+    run's last bits, and its re-run must match it): every core of the machine when it starts
+    alone (no other job, no visitor's frame for QUIET_SECONDS) and its work is `wide` (a
+    visitor's MNIST run, not a challenge's, whose re-run at a class's Close trains on a share);
+    else its share, `threads_per_job`: the cores ÷ the slots (all of them with one slot, a
+    server set to one job at a time; one each with a slot a core). Its chunks hold that count
+    (mlp.device.ThreadCounts): a frame that comes while a job trains on every core waits for
+    the chunk (up to CHUNK_SECONDS), and the job for the frame.
+    """
 
     def __init__(self, slots: int | None = None, threads_per_job: int | None = None) -> None:
         self.slots = slots or default_slots()
-        self.threads_per_job = threads_per_job or max(1, machine_cores() // self.slots)
+        self.cores = machine_cores()
+        self.threads_per_job = threads_per_job or max(1, self.cores // self.slots)
         self._queue: deque[Job] = deque()
         self._running: set[Job] = set()
         # Reentrant: a job's owner can be collected (and cancel its job) while this thread holds it.
@@ -208,15 +230,23 @@ class Executor:
         with self._lock:
             return len(self._running), len(self._queue)
 
+    def threads_for(self, work: Work, alone: bool) -> int:
+        """A job's threads as it starts: the machine's cores if it starts `alone` and its work
+        may have them (`wide`), else its share."""
+        if alone and getattr(work, "wide", False):
+            return max(self.cores, self.threads_per_job)
+        return self.threads_per_job
+
     def _serve(self) -> None:
         while True:
             with self._lock:
                 while not self._queue:
                     self._lock.wait()
                 job = self._queue.popleft()
+                alone = not self._running and not self._queue and quiet_for(QUIET_SECONDS)
                 self._running.add(job)
             try:
-                job.run(self.threads_per_job)
+                job.run(self.threads_for(job.work, alone))
             finally:
                 with self._lock:
                     self._running.discard(job)
