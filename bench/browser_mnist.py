@@ -4,9 +4,9 @@ Run: python -m bench.browser_mnist [--rounds 7] [--no-stop] [--epochs N] [--data
 First it times Stop, pressed mid-run, until "stopped" is on screen. Then, for each data set (the
 bundled sample for 100 epochs; 60,000 synthetic digits for 3; --epochs N for N each) it serves
 the app, opens the MNIST page with the run's settings in its link, presses Start and times until
-the evaluation is on screen; then, in this process, trains the same run (same settings, same
-thread count as the server's executor gives a lone job: every core) with `fit` alone. Efficiency = fit's time /
-the page's time; the target is 90%. Where the rest goes, from the job's own times (the page's
+the evaluation is on screen; then, in this process, trains the same run (same settings, the
+thread count the server's executor gives a lone job: every core) with `fit` alone. Efficiency =
+fit's time / the page's time; the target is 90%. Where the rest goes, from the job's own times (the page's
 debug line): training in the job against fit alone (the page's redraws and the browser share
 the machine), the job's own work around its steps (views, the final evaluation), and the rest of
 Start → done (the click reaching the server, the job starting; the end reaching the page, its
