@@ -144,13 +144,15 @@ class ThreadCounts:
         ticket = object()
         with self._turn:
             self._line.append(ticket)
-            while self._line[0] is not ticket or (self.holders and self.count != n):
-                self._turn.wait()
-            self._line.popleft()
-            if not self.holders:
-                self._set(n)
+            try:
+                while self._line[0] is not ticket or (self.holders and self.count != n):
+                    self._turn.wait()
+                if not self.holders:
+                    self._set(n)
+            finally:  # in its turn or not (an exception while waiting), out of the line
+                self._line.remove(ticket)
+                self._turn.notify_all()  # the next in line may run beside this block, or go first
             self.holders += 1
-            self._turn.notify_all()  # the next in line may run beside this block
         try:
             yield
         finally:
@@ -158,12 +160,15 @@ class ThreadCounts:
                 self.holders -= 1
                 if n == self.base:
                     self._base_seen = time.monotonic()
-                if not self.holders:
-                    self._set(self.base)
+                try:
+                    if not self.holders:
+                        self._set(self.base)
+                finally:
                     self._turn.notify_all()
 
     def quiet(self, seconds: float) -> bool:
-        """Whether no block at `base` runs now or ran in the last `seconds` (no frame is being drawn)."""
+        """Whether no block at `base` runs now or ran in the last `seconds`: no visitor's frame
+        trained lately (nor a job on a one-thread share, whose steps are held at `base` too)."""
         with self._turn:
             busy = self.holders and self.count == self.base
             return not busy and time.monotonic() - self._base_seen >= seconds
@@ -176,6 +181,12 @@ class ThreadCounts:
 
             self._blas = ThreadpoolController().select(user_api="blas")
         for library in self._blas.lib_controllers:
+            # threadpoolctl (3.8) lets only the first thread that set OpenBLAS's count set it again
+            # (others "silently do nothing"): the server's startup thread, by `one_blas_thread`.
+            # These turns are what keeps threads from fighting over it, so whoever's turn it is
+            # takes the control first.
+            if release := getattr(type(library), "clear_controlling_thread", None):
+                release(force=True)
             library.set_num_threads(n)
         self.count = n
 
@@ -194,8 +205,8 @@ def counts_in_turns() -> ThreadCounts:
 
 
 def quiet_for(seconds: float) -> bool:
-    """Whether no block at one thread (a visitor's frame) ran in the last `seconds`; always, in a
-    process that doesn't hold its counts in turns (a script, a notebook)."""
+    """Whether no block at one thread (a visitor's frame, a job on a one-thread share) ran in the
+    last `seconds`; always, in a process that doesn't hold its counts in turns (a script, a notebook)."""
     return _COUNTS is None or _COUNTS.quiet(seconds)
 
 

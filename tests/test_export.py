@@ -261,10 +261,10 @@ def mnist_setups() -> dict[str, mn.MnistSettings]:
 
 
 def mnist_run(data, settings: mn.MnistSettings) -> MnistRun:
-    """The run as the page's job trains it, to its end and evaluated, on the threads a server
-    gives it: NumPy's BLAS on one (app.py) and the job's torch threads (pages/serving/jobs.py: 1 on
-    2 cores). A BLAS on 2 threads moves a near tie in the test digits: the last digits differ
-    from a script's."""
+    """The run as the page's job trains it, to its end and evaluated, on a job's share of a
+    server's threads: NumPy's BLAS and torch on one (pages/serving/jobs.py: 1 on 2 cores; a lone
+    job may get every core). A BLAS on 2 threads moves a near tie in the test digits: the last
+    digits differ from a script's."""
     with threadpool_limits(limits=1, user_api="blas"):
         run = MnistRun(data, settings, threads=1)
         while not run.finished:

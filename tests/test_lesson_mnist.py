@@ -395,3 +395,48 @@ def test_a_job_alone_among_playing_visitors_trains_on_its_share(monkeypatch):
     job = jobs.Executor(slots=4).submit(work)
     work.release.set()
     assert job.wait(30) and (job.threads, work.given) == (2, [2])
+
+
+def blas_threads() -> int:
+    from threadpoolctl import threadpool_info
+
+    return next(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas")
+
+
+@pytest.fixture
+def counts_in_turns(monkeypatch):
+    """The process's BLAS count held in turns, as on a server (app.py), and put back after."""
+    from threadpoolctl import threadpool_limits
+
+    import mlp.device as device
+
+    before = blas_threads()
+    monkeypatch.setattr(device, "_COUNTS", device.ThreadCounts())
+    yield device._COUNTS
+    threadpool_limits(before, user_api="blas")
+
+
+def test_on_a_server_every_step_of_a_job_runs_on_the_count_it_was_given(monkeypatch, counts_in_turns):
+    """A job's count is NumPy's BLAS's while its steps run (the MNIST page's network takes the
+    NumPy path): held around each chunk by the job, or by the run itself, which leaves a class
+    pace's waits unheld; and the server's one thread again once it ends."""
+    import pages.serving.jobs as jobs
+
+    monkeypatch.setattr(jobs, "machine_cores", lambda: 2)
+    executor = jobs.Executor(slots=2)
+    work = Held(wide=True)
+    seen = []
+    advance = work.advance
+    work.advance = lambda seconds: (seen.append(blas_threads()), advance(seconds))[1]
+    job = executor.submit(work)
+    assert work.started.wait(30)
+    work.release.set()
+    assert job.wait(30) and job.threads == 2 and set(seen) == {2}
+
+    run = MnistRun(load_sample(), MnistSettings(epochs=1, device="cpu"), threads=executor.threads_per_job)
+    counted, run_for = [], run.trainer.run_for
+    run.trainer.run_for = lambda *a, **k: (counted.append(blas_threads()), run_for(*a, **k))[1]
+    job = executor.submit(run)
+    assert job.wait(120) and job.state == "done"
+    assert job.threads == 2 and run.threads == 2 and counted and set(counted) == {2}
+    assert (counts_in_turns.holders, blas_threads()) == (0, 1)

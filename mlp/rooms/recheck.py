@@ -25,6 +25,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from mlp.curriculum.challenges import CHALLENGE, CHALLENGES, Challenge, hidden_points, playground_scores
 from mlp.data import MnistData
+from mlp.device import torch_threads
 from mlp.lessons import mnist as mn
 from mlp.lessons import playground as pg
 from mlp.rooms.ranks import RERUN_FAILED, RERUN_MISSED, RERUN_OK
@@ -33,6 +34,7 @@ from mlp.rooms.rooms import Rooms
 
 _log = logging.getLogger(__name__)
 LOSS_NOISE = 1e-4  # a loss challenge's allowance (its board shows 3 decimals)
+HELD_STEPS = 32  # an MNIST re-run's steps between two turns of the threads (mlp.device.torch_threads)
 
 
 def allowance(challenge: Challenge, test_points: int) -> float:
@@ -57,7 +59,8 @@ def rerun_playground(
     scores = {s.epoch: s for s in playground_scores(run.trainer.history)}
     if epoch not in scores:
         raise ValueError(f"The run ends before epoch {epoch}.")
-    scored = run.trainer.watch.scored.get(epoch) or run.view.score(X, y)
+    with torch_threads(pg.SMALL_NET_THREADS):  # as the page's frames scored it
+        scored = run.trainer.watch.scored.get(epoch) or run.view.score(X, y)
     hidden = scored[1] if challenge.metric == "test_acc" else scored[0]
     return getattr(scores[epoch], challenge.metric), hidden, len(run.points.y_test)
 
@@ -74,10 +77,13 @@ def rerun_mnist(
     run.min_epoch_seconds = 0.0  # a class's pace is the page's; the server re-runs at full speed
     steps = epoch * run.trainer.steps_per_epoch
     while run.trainer.step_count < steps and not run.trainer.finished:
-        run.trainer.run_steps(min(run.trainer.steps_per_epoch, steps - run.trainer.step_count))
-    evaluation = run.evaluate()
+        with run.threads_held():  # a few steps at a time: blocks at other counts (frames) take turns
+            run.trainer.run_steps(min(HELD_STEPS, steps - run.trainer.step_count))
+    with run.threads_held():
+        evaluation = run.evaluate()
+        hidden = run.hidden_accuracy()
     score = evaluation.accuracy if challenge.metric == "test_acc" else evaluation.loss
-    return score, run.hidden_accuracy(), len(run.data.y_test)
+    return score, hidden, len(run.data.y_test)
 
 
 def _read(from_query: Callable, link: str):
@@ -112,7 +118,10 @@ def record(
 
 class Recheck:
     """A job's work (pages.serving.jobs): re-run a closed challenge's entries, one per advance, and
-    record what each found."""
+    record what each found. Each re-run holds its threads a few steps at a time, as its page's
+    run did (the job holds nothing around a whole entry: frames would wait for it)."""
+
+    holds_own_threads = True
 
     def __init__(
         self,

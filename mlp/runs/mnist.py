@@ -6,6 +6,7 @@ runs are kept to compare."""
 from __future__ import annotations
 
 import time
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Protocol
 
@@ -14,6 +15,7 @@ import torch
 
 from mlp.data import MnistData
 from mlp.data.mnist import VAL_FRACTION
+from mlp.device import torch_threads
 from mlp.io import model_from_bytes
 from mlp.lessons.mnist import SUMMARY_FIELDS, MnistSettings, loaded_sentence, page_refuses, recorded_training
 from mlp.links.format import count_text, seconds_text
@@ -117,6 +119,7 @@ class MnistRun:
             cfg, report_every=max(1, steps_per_epoch // 10), threads=threads or cfg.threads
         )
         self.trainer = Trainer(self.model, (x_train, y_train), (x_val, y_val), self.train_cfg)
+        self.threads = threads  # its CPU threads, held around its steps (0: the trainer measures them)
         self.min_epoch_seconds = settings.min_epoch_seconds  # a class's pace, or 0
         self._pace_start = 0.0  # when a paced run's first step was due
         self.evaluation: Evaluation | None = None
@@ -129,6 +132,8 @@ class MnistRun:
 
     # --- the job's side ----------------------------------------------------------------------
 
+    holds_own_threads = True  # a job leaves the holding to it: a paced run's waits hold nothing
+
     @property
     def wide(self) -> bool:
         """Whether a job may train it on every core (pages.serving.jobs): not a challenge's run,
@@ -138,7 +143,7 @@ class MnistRun:
     def use_threads(self, threads: int) -> None:
         """Train on `threads` CPU threads from the first step (before it, or never)."""
         if self.trainer.use_threads(threads):
-            self.train_cfg = self.trainer.cfg
+            self.train_cfg, self.threads = self.trainer.cfg, threads
 
     @property
     def finished(self) -> bool:
@@ -148,10 +153,17 @@ class MnistRun:
     def status(self) -> str:
         return self.trainer.status
 
+    def threads_held(self) -> AbstractContextManager[None]:
+        """Its steps' CPU threads, held (on a server, in turn with blocks at other counts:
+        mlp.device.torch_threads); nothing to hold while the trainer is to measure them."""
+        return torch_threads(self.threads) if self.threads else nullcontext()
+
     def advance(self, seconds: float) -> None:
-        """Train for about `seconds`; at a class's pace, no faster than its epochs may go."""
+        """Train for about `seconds`; at a class's pace, no faster than its epochs may go. The
+        steps hold the run's threads; a paced run's wait between them holds nothing."""
         if self.min_epoch_seconds <= 0:
-            self.trainer.run_for(seconds)
+            with self.threads_held():
+                self.trainer.run_for(seconds)
             return
         now = time.monotonic()
         self._pace_start = self._pace_start or now
@@ -160,7 +172,8 @@ class MnistRun:
         # from being owed a rounding error of a second forever.
         due = int((now - self._pace_start) / per_step + 1e-6) + 1 - self.trainer.step_count
         if due > 0:
-            self.trainer.run_steps(due)
+            with self.threads_held():
+                self.trainer.run_steps(due)
         else:  # ahead of the pace: wait for the next step's time, and no longer than asked
             time.sleep(min(seconds, (self.trainer.step_count * per_step) - (now - self._pace_start)))
 
@@ -172,7 +185,8 @@ class MnistRun:
 
     def finish(self) -> None:
         """Evaluate on the test digits, once training has ended."""
-        self.evaluate()
+        with self.threads_held():
+            self.evaluate()
 
     def view(self) -> RunView:
         """A snapshot of counters, curves and (at each epoch's end) the weights, for the page."""

@@ -15,6 +15,7 @@ import threading
 import time
 import weakref
 from collections import deque
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Protocol
 
 from mlp.device import quiet_for, torch_threads
@@ -148,20 +149,26 @@ class Job:
         """Train to the end on `threads` CPU threads, a chunk at a time, publishing views; called
         by a worker thread. Each chunk holds the process's thread count (mlp.device.torch_threads):
         on a server, blocks at other counts (visitors' frames, other jobs) take turns between
-        chunks, and every step of the run is on its count."""
+        chunks, and every step of the run is on its count. A work that `holds_own_threads` holds
+        them itself, around its steps only (a paced run's waits, a re-run's entries between)."""
         self.state, self.started, self.threads = "running", time.monotonic(), threads
+        own = getattr(self.work, "holds_own_threads", False)  # it holds them around its steps itself
+
+        def held() -> AbstractContextManager[None]:
+            return nullcontext() if own else torch_threads(threads)
+
         try:
             if use_threads := getattr(self.work, "use_threads", None):
                 use_threads(threads)
             abandoned = False
             while not self.work.finished and self._stop is None and not (abandoned := self._orphaned()):
-                with torch_threads(threads):
+                with held():
                     self.work.advance(CHUNK_SECONDS)
                 self.view = self.work.view()
             if self._cancelled or abandoned:
                 self._end("cancelled", self._stop or "Its page closed.")
                 return
-            with torch_threads(threads):
+            with held():
                 if self._stop is not None:
                     self.work.stop(self._stop)
                 self.work.finish()
@@ -243,8 +250,11 @@ class Executor:
                 while not self._queue:
                     self._lock.wait()
                 job = self._queue.popleft()
-                alone = not self._running and not self._queue and quiet_for(QUIET_SECONDS)
+                others = bool(self._running or self._queue)
                 self._running.add(job)
+            # Asked outside this lock: the counts' own lock can run a collected owner's cancel,
+            # which takes this one.
+            alone = not others and quiet_for(QUIET_SECONDS)
             try:
                 job.run(self.threads_for(job.work, alone))
             finally:
