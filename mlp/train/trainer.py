@@ -180,7 +180,10 @@ class Trainer:
     def _probe_step(self) -> None:
         """What a step's threads do, for the tuner: forward and backward of a copy of the
         network on the first batch. The run itself (weights, optimizer, batch order, counts) is
-        untouched, so what it trains does not depend on the measuring."""
+        untouched, so what it trains does not depend on the measuring. (An mlp MLP's dropout
+        draws from the run's own generator, which the copy doesn't share; another model's
+        `nn.Dropout` draws from torch's global one, which the probe moves. The copy runs
+        uncompiled: with `compile`, the counts are timed on the eager step.)"""
         if self._probe is None:
             model = self.model
             generator = getattr(model, "generator", None)  # dropout's masks: the run's own draws stay
