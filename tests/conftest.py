@@ -117,6 +117,23 @@ class FileServer:
         self.httpd.server_close()
 
 
+def blas_threads() -> int:
+    """NumPy's BLAS threads now, as threadpoolctl reads them."""
+    from threadpoolctl import threadpool_info
+
+    return next(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas")
+
+
+@pytest.fixture
+def blas_as_it_was() -> Iterator[None]:
+    """NumPy's BLAS count put back as it was after the test (a server's turns change it)."""
+    from threadpoolctl import threadpool_limits
+
+    before = blas_threads()
+    yield
+    threadpool_limits(before, user_api="blas")
+
+
 @pytest.fixture
 def file_server() -> Iterator[FileServer]:
     server = FileServer()

@@ -16,6 +16,7 @@ from mlp.metrics import neighbour_correlation
 from mlp.runs.exports import mnist_files
 from mlp.runs.mnist import MnistRun, MnistSession, first_layer_weights, predict, predictor
 from pages.serving.jobs import Executor
+from tests.conftest import blas_threads
 
 
 @pytest.fixture(scope="module")
@@ -397,23 +398,13 @@ def test_a_job_alone_among_playing_visitors_trains_on_its_share(monkeypatch):
     assert job.wait(30) and (job.threads, work.given) == (2, [2])
 
 
-def blas_threads() -> int:
-    from threadpoolctl import threadpool_info
-
-    return next(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas")
-
-
 @pytest.fixture
-def counts_in_turns(monkeypatch):
+def counts_in_turns(monkeypatch, blas_as_it_was):
     """The process's BLAS count held in turns, as on a server (app.py), and put back after."""
-    from threadpoolctl import threadpool_limits
-
     import mlp.device as device
 
-    before = blas_threads()
     monkeypatch.setattr(device, "_COUNTS", device.ThreadCounts())
-    yield device._COUNTS
-    threadpool_limits(before, user_api="blas")
+    return device._COUNTS
 
 
 def test_on_a_server_every_step_of_a_job_runs_on_the_count_it_was_given(monkeypatch, counts_in_turns):

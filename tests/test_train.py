@@ -27,6 +27,7 @@ from mlp.train import (
 from mlp.train.guard import DivergenceGuard
 from mlp.train.meter import RateMeter
 from mlp.train.optim import Stepper, make_optimizer
+from tests.conftest import blas_threads
 
 
 def toy(kind="moons", n=1000, classes=2, seed=0, noise=0.1):
@@ -293,12 +294,6 @@ def test_torch_threads_gives_the_callers_count_back_whatever_the_block_did():
         torch.set_num_threads(before)
 
 
-def blas_threads() -> int:
-    from threadpoolctl import threadpool_info
-
-    return next(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas")
-
-
 class Holder(threading.Thread):
     """A block holding NumPy's BLAS at `n` threads until released; records the count it ran on."""
 
@@ -319,15 +314,6 @@ def until(condition, seconds: float = 30) -> None:
     while not condition():
         assert time.monotonic() < deadline, "never happened"
         time.sleep(0.005)
-
-
-@pytest.fixture
-def blas_as_it_was():
-    from threadpoolctl import threadpool_limits
-
-    before = blas_threads()
-    yield
-    threadpool_limits(before, user_api="blas")
 
 
 def test_blocks_at_one_count_run_together_another_waits_its_turn_and_later_ones_wait_behind_it(

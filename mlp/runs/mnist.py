@@ -119,7 +119,6 @@ class MnistRun:
             cfg, report_every=max(1, steps_per_epoch // 10), threads=threads or cfg.threads
         )
         self.trainer = Trainer(self.model, (x_train, y_train), (x_val, y_val), self.train_cfg)
-        self.threads = threads  # its CPU threads, held around its steps (0: the trainer measures them)
         self.min_epoch_seconds = settings.min_epoch_seconds  # a class's pace, or 0
         self._pace_start = 0.0  # when a paced run's first step was due
         self.evaluation: Evaluation | None = None
@@ -143,7 +142,7 @@ class MnistRun:
     def use_threads(self, threads: int) -> None:
         """Train on `threads` CPU threads from the first step (before it, or never)."""
         if self.trainer.use_threads(threads):
-            self.train_cfg, self.threads = self.trainer.cfg, threads
+            self.train_cfg = self.trainer.cfg
 
     @property
     def finished(self) -> bool:
@@ -152,6 +151,11 @@ class MnistRun:
     @property
     def status(self) -> str:
         return self.trainer.status
+
+    @property
+    def threads(self) -> int:
+        """Its CPU threads, held around its steps (0: the trainer measures them)."""
+        return self.trainer.cfg.threads
 
     def threads_held(self) -> AbstractContextManager[None]:
         """Its steps' CPU threads, held (on a server, in turn with blocks at other counts:
