@@ -18,6 +18,11 @@ until the progress bar's "done · step N of N" is painted (in the page) and unti
 poller (Playwright waiting on that text) sees it. The first of those is what the screen shows;
 the second adds the poller's own delay, which the page's last redraw (the whole page again, its
 tabs under the run) lengthens.
+
+Last, what the machine allows: the CPU seconds Chromium used from Start to done, beside the CPU
+seconds of `fit` alone. Where the browser shares the server's cores (a student's `streamlit
+run`, this bench), the cores must do both, so no page can be done before (fit's + the
+browser's CPU seconds) / cores: the bench prints that ceiling beside the target.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from dataclasses import replace
 
 from threadpoolctl import threadpool_limits
 
+from bench.browser_fps import browser_cpu_seconds
 from bench.timing import table
 from mlp.data.mnist import SYNTHETIC_VAR, load_sample, synthetic
 from mlp.lessons.mnist import MnistSettings, to_query
@@ -64,10 +70,10 @@ WATCH = """() => {
 JOB_LINE = re.compile(r"Job: waited ([\d.]+) s, trained ([\d.]+) s, ([\d.]+) s busy")
 
 
-def page_seconds(url: str, settings: MnistSettings) -> tuple[float, float, float]:
-    """Start pressed → the test accuracy painted, in a fresh tab, timed in the page; and the job's
+def page_seconds(url: str, settings: MnistSettings) -> tuple[float, float, float, float]:
+    """Start pressed → the test accuracy painted, in a fresh tab, timed in the page; the job's
     own (wall seconds from its start to its end, seconds the trainer was busy), from the page's
-    debug line."""
+    debug line; and the CPU seconds Chromium used meanwhile."""
     with chromium() as browser:
         tab = browser.new_page(viewport={"width": 1400, "height": 900})
         tab.set_default_timeout(600_000)
@@ -77,12 +83,14 @@ def page_seconds(url: str, settings: MnistSettings) -> tuple[float, float, float
         tab.wait_for_selector(".js-plotly-plot")  # the (empty) curves: plotly.js loaded and drawn
         tab.evaluate("() => new Promise((done) => requestIdleCallback(done))")  # the browser idle
         tab.evaluate(WATCH)
+        before = browser_cpu_seconds().total()
         tab.get_by_role("button", name="Start").click()
         milliseconds = tab.evaluate("() => window.__done")
+        browser_cpu = browser_cpu_seconds().total() - before
         line = tab.get_by_text(JOB_LINE).first.inner_text()
         tab.close()
     _, trained, busy = (float(x) for x in JOB_LINE.search(line).groups())
-    return milliseconds / 1000, trained, busy
+    return milliseconds / 1000, trained, busy, browser_cpu
 
 
 STOP_WATCH = """() => new Promise((resolve) => {
@@ -141,14 +149,15 @@ def stop_seconds(url: str) -> float:
     return milliseconds / 1000
 
 
-def fit_seconds(n_synthetic: int | None, settings: MnistSettings) -> float:
+def fit_seconds(n_synthetic: int | None, settings: MnistSettings) -> tuple[float, float]:
+    """`fit` alone: its wall seconds and the CPU seconds it used (every thread of this process)."""
     data = load_sample() if n_synthetic is None else synthetic(n_synthetic)
     threads = machine_cores()  # as the server gives a lone job (pages/serving/jobs.py): torch's and BLAS's
     run = MnistRun(data, settings, threads=threads)
     with threadpool_limits(threads, user_api="blas"):  # the server keeps NumPy's BLAS to this too
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         run.trainer.fit()
-        return time.perf_counter() - start
+        return time.perf_counter() - start, time.process_time() - cpu
 
 
 def arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -174,6 +183,18 @@ def breakdown(page: float, fit: float, trained: float, busy: float) -> tuple[str
     return (part(busy - fit), part(trained - busy), part(page - trained))
 
 
+def ceiling(name: str, fit: float, fit_cpu: float, browser_cpu: float) -> str:
+    """What the machine allows a page whose browser shares its cores: the cores must do `fit`'s
+    CPU seconds and the browser's, so the page can't be done before their sum / cores."""
+    cores = machine_cores()
+    soonest = max(fit, (fit_cpu + browser_cpu) / cores)
+    return (
+        f"{name}: Chromium used {browser_cpu:.2f} CPU-s from Start to done (median), fit {fit_cpu:.2f} "
+        f"CPU-s in {fit:.2f} s; on {cores} cores shared, no page is done before {soonest:.2f} s: "
+        f"at most {fit / soonest:.0%} of fit here"
+    )
+
+
 def report(rows: list[tuple[str, ...]], stops: list[float]) -> str:
     """The table of each data set's times, efficiency and where the rest went; the target; Stop's time."""
     header = (
@@ -197,7 +218,7 @@ def report(rows: list[tuple[str, ...]], stops: list[float]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = arguments(argv)
-    rows = []
+    rows, ceilings = [], []
     stops = [float("nan")]
     if not args.no_stop:
         with serve_app("bench-browser-mnist.log") as url:
@@ -214,10 +235,11 @@ def main(argv: Sequence[str] | None = None) -> None:
                 pages.append(page_seconds(url, settings))
                 fits.append(fit_seconds(n_synthetic, settings))
                 plains.append(plain_seconds(url, settings))  # the served digits, as the run's
-        page, trained, busy = (statistics.median(x) for x in zip(*pages, strict=True))
-        fit = statistics.median(fits)
+        page, trained, busy, browser_cpu = (statistics.median(x) for x in zip(*pages, strict=True))
+        fit, fit_cpu = (statistics.median(x) for x in zip(*fits, strict=True))
         times = [round(p[0], 2) for p in pages]
-        print(f"  rounds: page {times}, fit {[round(x, 2) for x in fits]}", flush=True)
+        print(f"  rounds: page {times}, fit {[round(x[0], 2) for x in fits]}", flush=True)
+        ceilings.append(ceiling(name, fit, fit_cpu, browser_cpu))
         rows.append(
             (
                 name,
@@ -243,6 +265,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 )
     print()
     print(report(rows, stops))
+    print("\n".join(ceilings))
 
 
 if __name__ == "__main__":

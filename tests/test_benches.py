@@ -164,6 +164,17 @@ def test_browser_mnist_parses_its_arguments_and_reports():
     assert "bundled sample" in text and "83.3%" in text and "median 0.45 s" in text and "90%" in text
 
 
+def test_browser_mnist_ceiling_is_the_cores_doing_fit_and_the_browser(monkeypatch):
+    import bench.browser_mnist as bench
+
+    monkeypatch.setattr(bench, "machine_cores", lambda: 2)
+    # fit: 2.4 CPU-s in 1.2 s on two cores; the browser's 0.6 CPU-s must fit on them too: 1.5 s
+    line = bench.ceiling("sample", fit=1.2, fit_cpu=2.4, browser_cpu=0.6)
+    assert "before 1.50 s" in line and "at most 80% of fit" in line
+    # one thread's fit leaves a core to the browser: fit's own time is the bound
+    assert "at most 100% of fit" in bench.ceiling("sample", fit=1.8, fit_cpu=1.8, browser_cpu=0.6)
+
+
 def test_load_tells_the_sides_of_the_machine_apart():
     import os
 
